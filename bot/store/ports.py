@@ -1,0 +1,211 @@
+"""Storage ports of the bot core: the tables store and the deadlines store.
+
+The bot serializes a table to an opaque JSON string; the store keeps it next to an integer version and a few
+small indexes, and every write is a compare-and-set on that version. Implementations live in
+:mod:`bot.store.redis_store` (production and integration tests) and :mod:`bot.store.memory` (unit tests of
+the service); both follow exactly the semantics documented here.
+
+Semantics shared by every :class:`TableStore`:
+
+* ``create`` writes version 1 and indexes ``chat_key → table_id`` and each ``user_key → table_id``. It fails
+  with :class:`TableExists` if the id is taken, and with :class:`ChatBusy` (a :class:`TableExists`) if the
+  chat's index already points at another live table: one active table per chat, enforced atomically.
+* ``compare_and_set`` writes version ``expected_version + 1`` only if the stored version is still
+  ``expected_version``; otherwise it raises :class:`VersionConflict` and changes nothing (also when the table
+  does not exist any more: ``actual`` is then ``None``). With ``finished=False`` it points the chat index
+  (``chat_key``, or the chat recorded on the table when ``chat_key`` is ``None``) and every given user key at
+  the table, and removes the user keys that pointed at this table but are no longer listed. With
+  ``finished=True`` it removes the chat index and every user index entry that points at this table and the
+  table value expires after ``finished_ttl_seconds``. A later non-finished write makes the value persistent
+  and indexes it again (the bot decides whether a finished table may be written at all).
+* An index entry is only ever removed if it still points at the table being written, so finishing an old
+  table never clobbers the index of a newer one. A user key points at the table that listed it last.
+* Failures to reach the backend raise :class:`StoreUnavailable`, never a driver exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "DEFAULT_FINISHED_TTL_SECONDS",
+    "DEFAULT_PREFIX",
+    "ChatBusy",
+    "DeadlineStore",
+    "StoreError",
+    "StoreUnavailable",
+    "StoredTable",
+    "TableExists",
+    "TableNotFound",
+    "TableStore",
+    "VersionConflict",
+    "check_key",
+    "check_version",
+    "normalize_user_keys",
+]
+
+DEFAULT_PREFIX = "mus:"
+"""Default namespace of every key the Redis stores write."""
+
+DEFAULT_FINISHED_TTL_SECONDS = 7 * 86400
+"""How long a finished table stays readable (for stale buttons and late showdown edits): 7 days."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTable:
+    """A table as stored: its id, its version (1 on creation, +1 per write) and the opaque serialized data."""
+
+    table_id: str
+    version: int
+    data: str
+
+
+class StoreError(Exception):
+    """Base class of every error raised by a store."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend could not be reached or did not answer in time (connection refused, timeout, loading)."""
+
+
+class TableExists(StoreError):
+    """``create`` was called with the id of a table that already exists."""
+
+    def __init__(self, table_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"table {table_id!r} already exists")
+        self.table_id = table_id
+
+
+class ChatBusy(TableExists):
+    """``create`` was called for a chat whose index already points at another live (unfinished) table."""
+
+    def __init__(self, table_id: str, chat_key: str, existing_table_id: str) -> None:
+        super().__init__(
+            table_id, f"chat {chat_key!r} already has the active table {existing_table_id!r}"
+        )
+        self.chat_key = chat_key
+        self.existing_table_id = existing_table_id
+
+
+class VersionConflict(StoreError):
+    """A compare-and-set found another version than expected (``actual`` is ``None`` if the table is gone).
+
+    Nothing was written. The bot answers the presser "already played" (or refreshes the screen).
+    """
+
+    def __init__(
+        self, table_id: str, expected: int | None, actual: int | None, message: str | None = None
+    ) -> None:
+        found = "no table" if actual is None else f"version {actual}"
+        super().__init__(message or f"table {table_id!r}: expected version {expected}, found {found}")
+        self.table_id = table_id
+        self.expected = expected
+        self.actual = actual
+
+
+class TableNotFound(StoreError, LookupError):
+    """An operation that needs an existing table (``update_with_retries``) found none."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(f"table {table_id!r} does not exist")
+        self.table_id = table_id
+
+
+@runtime_checkable
+class TableStore(Protocol):
+    """Versioned storage of serialized tables, with ``chat → table`` and ``user → table`` indexes."""
+
+    async def load(self, table_id: str) -> StoredTable | None:
+        """Return the stored table, or ``None`` if there is none (never created, deleted or expired)."""
+        ...
+
+    async def create(self, table_id: str, data: str, *, chat_key: str, user_keys: Sequence[str]) -> StoredTable:
+        """Store a new table at version 1 and index it; raise :class:`TableExists` / :class:`ChatBusy`."""
+        ...
+
+    async def compare_and_set(
+        self,
+        table_id: str,
+        expected_version: int,
+        data: str,
+        *,
+        chat_key: str | None,
+        user_keys: Sequence[str],
+        finished: bool,
+    ) -> StoredTable:
+        """Write ``data`` as version ``expected_version + 1`` or raise :class:`VersionConflict`."""
+        ...
+
+    async def table_for_chat(self, chat_key: str) -> str | None:
+        """Return the id of the chat's active table, if any."""
+        ...
+
+    async def table_for_user(self, user_key: str) -> str | None:
+        """Return the id of the active table that listed this user last, if any."""
+        ...
+
+    async def delete(self, table_id: str) -> None:
+        """Remove the table and the index entries pointing at it (no error if it does not exist)."""
+        ...
+
+    async def ping(self) -> None:
+        """Health check: return if the backend answers, raise :class:`StoreUnavailable` otherwise."""
+        ...
+
+
+@runtime_checkable
+class DeadlineStore(Protocol):
+    """Deadlines shared by every worker: opaque members (e.g. ``"table_id:version:kind"``) with a due time."""
+
+    async def schedule(self, key: str, due: float) -> None:
+        """Schedule ``key`` at ``due`` (epoch seconds); scheduling an existing key moves it."""
+        ...
+
+    async def cancel(self, key: str) -> None:
+        """Forget ``key`` (no error if it is not scheduled)."""
+        ...
+
+    async def claim_due(self, now: float, limit: int = 100) -> list[str]:
+        """Atomically remove and return up to ``limit`` keys due at or before ``now``, earliest first.
+
+        Two workers calling this concurrently never both receive the same key.
+        """
+        ...
+
+    async def next_due(self) -> float | None:
+        """Return the earliest due time, or ``None`` if nothing is scheduled."""
+        ...
+
+    async def ping(self) -> None:
+        """Health check: return if the backend answers, raise :class:`StoreUnavailable` otherwise."""
+        ...
+
+
+def check_key(value: str, what: str) -> str:
+    """Return ``value`` if it is a non-empty string, raise ``TypeError``/``ValueError`` otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{what} must not be empty")
+    return value
+
+
+def normalize_user_keys(user_keys: Sequence[str]) -> tuple[str, ...]:
+    """Validate user keys and drop duplicates, keeping the first occurrence's order.
+
+    A bare string is rejected: it is a ``Sequence[str]`` too, but would be indexed one character at a time.
+    """
+    if isinstance(user_keys, str | bytes):
+        raise TypeError("user_keys must be a sequence of keys, not a single string")
+    return tuple(dict.fromkeys(check_key(key, "user key") for key in user_keys))
+
+
+def check_version(version: int) -> int:
+    """Return ``version`` if it is a positive int (not a bool), raise otherwise."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise TypeError(f"version must be an int, not {type(version).__name__}")
+    if version < 1:
+        raise ValueError(f"version must be >= 1, not {version}")
+    return version

@@ -1,0 +1,179 @@
+"""Betting within one lance: opening, answers, raises, órdago, and how it ends.
+
+RULES.md decisions encoded here:
+
+- participants open in speaking order; if all pass the lance is *en paso*;
+- once a proposal stands, the rival participants answer starting with the seat after the proposer
+  (seat + 1, then seat + 3); the first answer that is not ``no_quiero`` binds the pair;
+- a raise (``sube N``) or an answering órdago turns the roles round; an órdago is answered only with
+  ``quiero`` or ``no_quiero``;
+- refused: the proposing team takes the deje, 1 stone if nothing had been accepted yet, otherwise the
+  amount that stood before the refused raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from engine.actions import Action, ActionKind
+from engine.errors import BadAmountError, IllegalActionError, NotParticipantError, NotYourTurnError
+from engine.evaluation import Lance
+
+#: The smallest envido or raise, in stones.
+MIN_BET = 2
+
+
+class BetStatus(StrEnum):
+    """Where the betting of a lance stands."""
+
+    OPENING = "opening"
+    """Participants speak in turn: paso, envido or órdago."""
+    ANSWERING = "answering"
+    """A proposal stands and the rival participants answer it."""
+    PASO = "paso"
+    """Everybody passed: the lance is en paso."""
+    ACCEPTED = "accepted"
+    """A bet was accepted (``quiero``): it is paid at the count."""
+    REFUSED = "refused"
+    """Every answering participant said ``no_quiero``: the deje was paid at once."""
+    NO_BET = "no_bet"
+    """The participants are not from both teams: no betting, the lance is scored at the count."""
+    ORDAGO = "ordago"
+    """An órdago was accepted: the hand, and the game, end at once."""
+
+
+#: Statuses in which the lance is closed.
+CLOSED = frozenset({BetStatus.PASO, BetStatus.ACCEPTED, BetStatus.REFUSED, BetStatus.NO_BET, BetStatus.ORDAGO})
+
+
+@dataclass(slots=True)
+class Betting:
+    """The mutable betting state of one lance (owned by a :class:`engine.hand.Hand`)."""
+
+    lance: Lance
+    participants: tuple[int, ...]
+    """Seats taking part, in speaking order."""
+    max_bet: int
+    """The largest envido or raise accepted (the table's cap)."""
+    status: BetStatus = BetStatus.OPENING
+    opening_index: int = 0
+    proposal: int = 0
+    """The standing proposal in stones (0 for an órdago or when nothing stands)."""
+    accepted_before: int = 0
+    """What stood before the current proposal (0 = nothing accepted yet)."""
+    ordago: bool = False
+    proposer: int | None = None
+    answerers: tuple[int, ...] = ()
+    answer_index: int = 0
+    history: list[tuple[int, Action]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len({seat % 2 for seat in self.participants}) < 2:
+            self.status = BetStatus.NO_BET
+
+    # --- queries -------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether no more betting happens in this lance."""
+        return self.status in CLOSED
+
+    @property
+    def turn(self) -> int | None:
+        """The seat that must speak now, or ``None`` when the lance is closed."""
+        if self.status is BetStatus.OPENING:
+            return self.participants[self.opening_index]
+        if self.status is BetStatus.ANSWERING:
+            return self.answerers[self.answer_index]
+        return None
+
+    @property
+    def proposer_team(self) -> int | None:
+        """The team of the standing (or last) proposal."""
+        return None if self.proposer is None else self.proposer % 2
+
+    @property
+    def amount(self) -> int:
+        """Stones an accepted bet pays at the count (0 unless accepted)."""
+        return self.proposal if self.status is BetStatus.ACCEPTED else 0
+
+    @property
+    def deje(self) -> int:
+        """Stones the proposing team took when the proposal was refused."""
+        if self.status is not BetStatus.REFUSED:
+            return 0
+        return self.accepted_before if self.accepted_before > 0 else 1
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every action ``seat`` may take now (empty when it is not its turn)."""
+        if self.turn != seat:
+            return []
+        bets = range(MIN_BET, self.max_bet + 1)
+        if self.status is BetStatus.OPENING:
+            return [
+                Action(ActionKind.PASO),
+                *(Action(ActionKind.ENVIDO, n) for n in bets),
+                Action(ActionKind.ORDAGO),
+            ]
+        answers = [Action(ActionKind.QUIERO), Action(ActionKind.NO_QUIERO)]
+        if self.ordago:
+            return answers
+        return [*answers, *(Action(ActionKind.SUBE, n) for n in bets), Action(ActionKind.ORDAGO)]
+
+    def check(self, seat: int, action: Action) -> None:
+        """Raise the precise domain error if ``seat`` may not take ``action`` now."""
+        if self.closed:
+            raise IllegalActionError(f"there is no betting in {self.lance.value} now")
+        if seat not in self.participants:
+            raise NotParticipantError(f"seat {seat} takes no part in {self.lance.value}")
+        if seat != self.turn:
+            raise NotYourTurnError(f"it is seat {self.turn}'s turn in {self.lance.value}, not seat {seat}'s")
+        kind = action.kind
+        if self.status is BetStatus.OPENING:
+            allowed = {ActionKind.PASO, ActionKind.ENVIDO, ActionKind.ORDAGO}
+        elif self.ordago:
+            allowed = {ActionKind.QUIERO, ActionKind.NO_QUIERO}
+        else:
+            allowed = {ActionKind.QUIERO, ActionKind.NO_QUIERO, ActionKind.SUBE, ActionKind.ORDAGO}
+        if kind not in allowed:
+            what = "open" if self.status is BetStatus.OPENING else "answer"
+            words = ", ".join(sorted(k.value for k in allowed))
+            raise IllegalActionError(f"seat {seat} must {what} with one of: {words}; not {action.word}")
+        if kind in (ActionKind.ENVIDO, ActionKind.SUBE) and not MIN_BET <= action.amount <= self.max_bet:
+            raise BadAmountError(
+                f"{kind.value} must be between {MIN_BET} and {self.max_bet} stones, not {action.amount}"
+            )
+
+    # --- transitions ---------------------------------------------------------------------------------
+
+    def apply(self, seat: int, action: Action) -> None:
+        """Apply an action already validated by :meth:`check`."""
+        self.history.append((seat, action))
+        kind = action.kind
+        if kind is ActionKind.PASO:
+            self.opening_index += 1
+            if self.opening_index == len(self.participants):
+                self.status = BetStatus.PASO
+        elif kind is ActionKind.ENVIDO:
+            self._propose(seat, action.amount, accepted_before=0, ordago=False)
+        elif kind is ActionKind.SUBE:
+            self._propose(seat, self.proposal + action.amount, accepted_before=self.proposal, ordago=False)
+        elif kind is ActionKind.ORDAGO:
+            self._propose(seat, 0, accepted_before=self.proposal, ordago=True)
+        elif kind is ActionKind.QUIERO:
+            self.status = BetStatus.ORDAGO if self.ordago else BetStatus.ACCEPTED
+        elif kind is ActionKind.NO_QUIERO:
+            self.answer_index += 1
+            if self.answer_index == len(self.answerers):
+                self.status = BetStatus.REFUSED
+
+    def _propose(self, seat: int, total: int, *, accepted_before: int, ordago: bool) -> None:
+        self.status = BetStatus.ANSWERING
+        self.proposal = total
+        self.accepted_before = accepted_before
+        self.ordago = ordago
+        self.proposer = seat
+        # Rivals answer starting with the seat after the proposer: seat + 1, then seat + 3.
+        self.answerers = tuple(s for s in ((seat + 1) % 4, (seat + 3) % 4) if s in self.participants)
+        self.answer_index = 0
