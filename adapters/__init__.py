@@ -1,0 +1,1 @@
+"""Adapters to the outside world: Telegram, Discord, the terminal."""

@@ -1,0 +1,1 @@
+"""The platform-neutral bot core: service, lobby, turns, machine seats, store, languages."""

@@ -7,6 +7,9 @@ RULES.md decisions encoded here:
   (seat + 1, then seat + 3); the first answer that is not ``no_quiero`` binds the pair;
 - a raise (``sube N``) or an answering órdago turns the roles round; an órdago is answered only with
   ``quiero`` or ``no_quiero``;
+- **Decision (ours, RULES.md is silent):** the standing bet never exceeds the table's cap (the target,
+  40 stones, by default): a bet above what wins the game is pointless when órdago exists, and the cap makes
+  every lance end (without it two sides could raise for ever);
 - refused: the proposing team takes the deje, 1 stone if nothing had been accepted yet, otherwise the
   amount that stood before the refused raise.
 """
@@ -44,7 +47,9 @@ class BetStatus(StrEnum):
 
 
 #: Statuses in which the lance is closed.
-CLOSED = frozenset({BetStatus.PASO, BetStatus.ACCEPTED, BetStatus.REFUSED, BetStatus.NO_BET, BetStatus.ORDAGO})
+CLOSED = frozenset(
+    {BetStatus.PASO, BetStatus.ACCEPTED, BetStatus.REFUSED, BetStatus.NO_BET, BetStatus.ORDAGO}
+)
 
 
 @dataclass(slots=True)
@@ -55,7 +60,7 @@ class Betting:
     participants: tuple[int, ...]
     """Seats taking part, in speaking order."""
     max_bet: int
-    """The largest envido or raise accepted (the table's cap)."""
+    """The cap on the standing bet: an envido or the total after a raise may not exceed it."""
     status: BetStatus = BetStatus.OPENING
     opening_index: int = 0
     proposal: int = 0
@@ -109,17 +114,17 @@ class Betting:
         """Every action ``seat`` may take now (empty when it is not its turn)."""
         if self.turn != seat:
             return []
-        bets = range(MIN_BET, self.max_bet + 1)
         if self.status is BetStatus.OPENING:
             return [
                 Action(ActionKind.PASO),
-                *(Action(ActionKind.ENVIDO, n) for n in bets),
+                *(Action(ActionKind.ENVIDO, n) for n in range(MIN_BET, self.max_bet + 1)),
                 Action(ActionKind.ORDAGO),
             ]
         answers = [Action(ActionKind.QUIERO), Action(ActionKind.NO_QUIERO)]
         if self.ordago:
             return answers
-        return [*answers, *(Action(ActionKind.SUBE, n) for n in bets), Action(ActionKind.ORDAGO)]
+        raises = range(MIN_BET, self.max_bet - self.proposal + 1)
+        return [*answers, *(Action(ActionKind.SUBE, n) for n in raises), Action(ActionKind.ORDAGO)]
 
     def check(self, seat: int, action: Action) -> None:
         """Raise the precise domain error if ``seat`` may not take ``action`` now."""
@@ -140,10 +145,14 @@ class Betting:
             what = "open" if self.status is BetStatus.OPENING else "answer"
             words = ", ".join(sorted(k.value for k in allowed))
             raise IllegalActionError(f"seat {seat} must {what} with one of: {words}; not {action.word}")
-        if kind in (ActionKind.ENVIDO, ActionKind.SUBE) and not MIN_BET <= action.amount <= self.max_bet:
-            raise BadAmountError(
-                f"{kind.value} must be between {MIN_BET} and {self.max_bet} stones, not {action.amount}"
-            )
+        if kind in (ActionKind.ENVIDO, ActionKind.SUBE):
+            room = self.max_bet - (self.proposal if kind is ActionKind.SUBE else 0)
+            if not MIN_BET <= action.amount <= room:
+                if room < MIN_BET:
+                    raise BadAmountError(f"the bet stands at the cap of {self.max_bet}: no more raises")
+                raise BadAmountError(
+                    f"{kind.value} must be between {MIN_BET} and {room} stones, not {action.amount}"
+                )
 
     # --- transitions ---------------------------------------------------------------------------------
 

@@ -15,9 +15,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from engine.actions import Action, ActionKind
-from engine.betting import Betting, BetStatus
+from engine.betting import BetStatus, Betting
 from engine.cards import DECK_SIZE, FULL_DECK, Card, card_names
 from engine.errors import (
     CatchError,
@@ -38,6 +39,9 @@ from engine.senas import (
     SenaRecord,
     sena_is_true,
 )
+
+if TYPE_CHECKING:
+    from engine.views import SeatView
 
 #: Stones to win a game, by default.
 DEFAULT_TARGET = 40
@@ -77,7 +81,7 @@ class HandConfig:
     senas: bool = False
     catch_window: float = DEFAULT_CATCH_WINDOW
     max_bet: int = 0
-    """Largest envido or raise; 0 means the target."""
+    """Cap on the standing bet (an envido, or the total after a raise); 0 means the target."""
 
     @property
     def bet_cap(self) -> int:
@@ -267,6 +271,12 @@ class Hand:
         assert self.betting is not None
         return self.betting.legal_actions(seat)
 
+    def view_for(self, seat: int) -> SeatView:
+        """What ``seat`` may see of this hand: its own cards and what is public, nothing hidden."""
+        from engine.views import hand_view  # views build on this module
+
+        return hand_view(self, seat)
+
     def check(self, seat: int, action: Action) -> None:
         """Raise the precise domain error if ``seat`` may not take ``action`` now; change nothing."""
         if self.over:
@@ -305,7 +315,7 @@ class Hand:
     # --- actions ------------------------------------------------------------------------------------
 
     def act(self, seat: int, action: Action) -> ActionRecord:
-        """Take an action for ``seat``; return its record. Raises a domain error and changes nothing if illegal."""
+        """Take an action for ``seat`` and return its record; if illegal, raise and change nothing."""
         self.check(seat, action)
         record = ActionRecord(len(self.log), seat, self.phase, action)
         self.log.append(record)

@@ -77,10 +77,7 @@ def start_hand(record: HandRecord, rng: random.Random | None = None) -> Hand:
     try:
         hands = [parse_cards(record.hands[seat]) for seat in range(4)]
         dealt = {c for h in hands for c in h}
-        if record.deck is None:
-            deck = [c for c in FULL_DECK if c not in dealt]
-        else:
-            deck = parse_cards(record.deck)
+        deck = [c for c in FULL_DECK if c not in dealt] if record.deck is None else parse_cards(record.deck)
         reshuffles = [parse_cards(d) for d in record.reshuffles]
     except CardError as exc:
         raise RecordError(str(exc)) from None
@@ -98,7 +95,7 @@ def start_hand(record: HandRecord, rng: random.Random | None = None) -> Hand:
 def apply_entry(hand: Hand, entry: Entry) -> None:
     """Apply one record entry (an action, a seña or a catch) to a hand."""
     seat, word = entry[0], entry[1]
-    at = float(entry[2]) if len(entry) > 2 else 0.0  # type: ignore[misc]
+    at = float(entry[2]) if len(entry) > 2 else 0.0
     if not isinstance(word, str) or not isinstance(seat, int):
         raise RecordError(f"an entry is [seat, word]: {entry!r}")
     head, _, rest = word.strip().partition(" ")

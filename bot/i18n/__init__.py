@@ -17,8 +17,8 @@ Use::
 
 Adding or changing a string: write it in English in the code (``N_("...")`` around a literal you pass to
 ``format``/``nformat``), run ``python -m bot.i18n.extract`` (updates ``locale/messages.pot`` and every
-``.po``), fill in the empty ``msgstr`` of each language, and run ``pytest tests/unit/test_i18n.py``, which fails
-on any missing, fuzzy or stale translation and on changed ``{placeholders}``.
+``.po``), fill in the empty ``msgstr`` of each language, and run ``pytest tests/unit/test_i18n.py``, which
+fails on any missing, fuzzy or stale translation and on changed ``{placeholders}``.
 
 Rules texts for players (``/rules``) live in ``rules/<lang>/`` and are read by :mod:`bot.i18n.rules`.
 """

@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NamedTuple, TypeAlias, cast
+from typing import NamedTuple, TypeAlias
 
 from bot.store.ports import StoredTable, TableNotFound, TableStore, VersionConflict
 
@@ -59,7 +59,7 @@ async def update_with_retries(
         if current is None:
             raise TableNotFound(table_id)
         outcome = mutate(current)
-        result = cast(MutateResult, await outcome if inspect.isawaitable(outcome) else outcome)
+        result: MutateResult = await outcome if inspect.isawaitable(outcome) else outcome
         if result is None:
             return current
         data, chat_key, user_keys, finished = result

@@ -73,7 +73,9 @@ class MemoryTableStore:
             entry = self._get(table_id)
             return None if entry is None else StoredTable(table_id, entry.version, entry.data)
 
-    async def create(self, table_id: str, data: str, *, chat_key: str, user_keys: Sequence[str]) -> StoredTable:
+    async def create(
+        self, table_id: str, data: str, *, chat_key: str, user_keys: Sequence[str]
+    ) -> StoredTable:
         """Store a new table at version 1 and index it; raise ``TableExists`` / ``ChatBusy``."""
         check_key(table_id, "table id")
         check_key(chat_key, "chat key")

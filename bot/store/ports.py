@@ -82,9 +82,7 @@ class ChatBusy(TableExists):
     """``create`` was called for a chat whose index already points at another live (unfinished) table."""
 
     def __init__(self, table_id: str, chat_key: str, existing_table_id: str) -> None:
-        super().__init__(
-            table_id, f"chat {chat_key!r} already has the active table {existing_table_id!r}"
-        )
+        super().__init__(table_id, f"chat {chat_key!r} already has the active table {existing_table_id!r}")
         self.chat_key = chat_key
         self.existing_table_id = existing_table_id
 
@@ -121,7 +119,9 @@ class TableStore(Protocol):
         """Return the stored table, or ``None`` if there is none (never created, deleted or expired)."""
         ...
 
-    async def create(self, table_id: str, data: str, *, chat_key: str, user_keys: Sequence[str]) -> StoredTable:
+    async def create(
+        self, table_id: str, data: str, *, chat_key: str, user_keys: Sequence[str]
+    ) -> StoredTable:
         """Store a new table at version 1 and index it; raise :class:`TableExists` / :class:`ChatBusy`."""
         ...
 

@@ -1,0 +1,136 @@
+"""Saving and loading a whole match as JSON (pydantic v2).
+
+The saved form is the match counters plus the current hand's *record* (deal, deck order, action log, señas
+with their times, reshuffled decks); loading replays that record, so a loaded match is the same state by
+construction. The JSON carries a schema version.
+"""
+
+from __future__ import annotations
+
+import random
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import MusError, RecordError
+from engine.match import HandOutcome, Match, MatchConfig
+from engine.record import HandRecord, record_of, replay
+
+SCHEMA_VERSION = 1
+
+
+class OutcomeModel(BaseModel):
+    """A saved :class:`~engine.match.HandOutcome`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hand_number: int
+    game_winner: int | None
+    vaca_winner: int | None
+    match_winner: int | None
+    scores: tuple[int, int]
+
+
+class MatchState(BaseModel):
+    """A whole match, as saved."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    target: int = Field(ge=1)
+    games_per_vaca: int = Field(ge=1)
+    vacas_per_match: int = Field(ge=1)
+    senas: bool
+    catch_window: float = Field(gt=0)
+    max_bet: int = Field(ge=0)
+    scores: tuple[int, int]
+    games: tuple[int, int]
+    vacas: tuple[int, int]
+    games_total: tuple[int, int]
+    next_mano: int = Field(ge=0, le=3)
+    hands_played: int = Field(ge=0)
+    game_number: int = Field(ge=1)
+    winner: int | None = None
+    hand: HandRecord | None = None
+    last_outcome: OutcomeModel | None = None
+
+
+def match_state(match: Match) -> MatchState:
+    """The saved form of a match."""
+    cfg = match.config
+    outcome = match.last_outcome
+    return MatchState(
+        target=cfg.target,
+        games_per_vaca=cfg.games_per_vaca,
+        vacas_per_match=cfg.vacas_per_match,
+        senas=cfg.senas,
+        catch_window=cfg.catch_window,
+        max_bet=cfg.max_bet,
+        scores=(match.scores[0], match.scores[1]),
+        games=(match.games[0], match.games[1]),
+        vacas=(match.vacas[0], match.vacas[1]),
+        games_total=(match.games_total[0], match.games_total[1]),
+        next_mano=match.next_mano,
+        hands_played=match.hands_played,
+        game_number=match.game_number,
+        winner=match.winner,
+        hand=None if match.hand is None else record_of(match.hand),
+        last_outcome=None
+        if outcome is None
+        else OutcomeModel(
+            hand_number=outcome.hand_number,
+            game_winner=outcome.game_winner,
+            vaca_winner=outcome.vaca_winner,
+            match_winner=outcome.match_winner,
+            scores=outcome.scores,
+        ),
+    )
+
+
+def dump_match(match: Match) -> str:
+    """The match as compact JSON."""
+    return match_state(match).model_dump_json(exclude_defaults=False)
+
+
+def restore_match(state: MatchState, rng: random.Random | None = None) -> Match:
+    """Rebuild a match from its saved form; ``rng`` serves later reshuffles of the current hand."""
+    if state.schema_version != SCHEMA_VERSION:
+        raise RecordError(f"unsupported match schema version {state.schema_version}")
+    config = MatchConfig(
+        target=state.target,
+        games_per_vaca=state.games_per_vaca,
+        vacas_per_match=state.vacas_per_match,
+        senas=state.senas,
+        catch_window=state.catch_window,
+        max_bet=state.max_bet,
+    )
+    match = Match(config)
+    match.restore_counters(
+        scores=state.scores,
+        games=state.games,
+        vacas=state.vacas,
+        games_total=state.games_total,
+        next_mano=state.next_mano,
+        hands_played=state.hands_played,
+        game_number=state.game_number,
+        winner=state.winner,
+    )
+    if state.hand is not None:
+        match.hand = replay(state.hand, rng)
+    if state.last_outcome is not None:
+        o = state.last_outcome
+        match.last_outcome = HandOutcome(
+            o.hand_number, o.game_winner, o.vaca_winner, o.match_winner, o.scores
+        )
+    return match
+
+
+def load_match(data: str | bytes, rng: random.Random | None = None) -> Match:
+    """Parse and rebuild a match from JSON; raise :class:`RecordError` on anything malformed or illegal."""
+    try:
+        state = MatchState.model_validate_json(data)
+    except ValidationError as exc:
+        raise RecordError(f"malformed match state: {exc.errors()[0].get('msg')}") from None
+    try:
+        return restore_match(state, rng)
+    except MusError as exc:
+        raise RecordError(f"saved hand does not replay: {exc}") from None
