@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 from engine.actions import Action, ActionKind
 from engine.errors import BadAmountError, IllegalActionError, NotParticipantError, NotYourTurnError
@@ -50,6 +51,23 @@ class BetStatus(StrEnum):
 CLOSED = frozenset(
     {BetStatus.PASO, BetStatus.ACCEPTED, BetStatus.REFUSED, BetStatus.NO_BET, BetStatus.ORDAGO}
 )
+
+
+_ORDAGO_ANSWERS = (Action(ActionKind.QUIERO), Action(ActionKind.NO_QUIERO))
+
+
+@lru_cache(maxsize=64)
+def _opening_actions(cap: int) -> tuple[Action, ...]:
+    """Paso, every envido up to the cap, órdago (cached: actions are immutable)."""
+    bets = (Action(ActionKind.ENVIDO, n) for n in range(MIN_BET, cap + 1))
+    return (Action(ActionKind.PASO), *bets, Action(ActionKind.ORDAGO))
+
+
+@lru_cache(maxsize=256)
+def _answer_actions(room: int) -> tuple[Action, ...]:
+    """Quiero, no quiero, every raise that fits in ``room`` stones, órdago."""
+    raises = (Action(ActionKind.SUBE, n) for n in range(MIN_BET, room + 1))
+    return (*_ORDAGO_ANSWERS, *raises, Action(ActionKind.ORDAGO))
 
 
 @dataclass(slots=True)
@@ -115,16 +133,10 @@ class Betting:
         if self.turn != seat:
             return []
         if self.status is BetStatus.OPENING:
-            return [
-                Action(ActionKind.PASO),
-                *(Action(ActionKind.ENVIDO, n) for n in range(MIN_BET, self.max_bet + 1)),
-                Action(ActionKind.ORDAGO),
-            ]
-        answers = [Action(ActionKind.QUIERO), Action(ActionKind.NO_QUIERO)]
+            return list(_opening_actions(self.max_bet))
         if self.ordago:
-            return answers
-        raises = range(MIN_BET, self.max_bet - self.proposal + 1)
-        return [*answers, *(Action(ActionKind.SUBE, n) for n in raises), Action(ActionKind.ORDAGO)]
+            return list(_ORDAGO_ANSWERS)
+        return list(_answer_actions(self.max_bet - self.proposal))
 
     def check(self, seat: int, action: Action) -> None:
         """Raise the precise domain error if ``seat`` may not take ``action`` now."""
