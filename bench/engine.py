@@ -17,17 +17,14 @@ import random
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine.ai import BaselinePlayer  # noqa: E402
-from engine.cards import FULL_DECK  # noqa: E402
-from engine.evaluation import LANCE_KEYS, Lance, best_seat, compare, hand_code  # noqa: E402
-from engine.hand import Hand  # noqa: E402
-from engine.match import Match  # noqa: E402
-from engine.simulate import SimulationStats, play_match  # noqa: E402
-from engine.state import dump_match  # noqa: E402
+from engine.ai import BaselinePlayer
+from engine.cards import FULL_DECK
+from engine.evaluation import LANCE_KEYS, Lance, best_seat, compare, hand_code
+from engine.hand import Hand
+from engine.match import Match
+from engine.simulate import SimulationStats, play_match
+from engine.state import dump_match
 
 
 def _deals(n: int, rng: random.Random) -> list[list[list[int]]]:
@@ -138,15 +135,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
     s = parser.parse_args().seconds
     print(f"python {sys.version.split()[0]}, one core, {s:.1f} s per figure")
-    print(f"two-hand lance comparisons/s (table keys):   {bench_pairwise(s):>12,.0f}   target >= 1,000,000")
+    pairwise = bench_pairwise(s)
+    print(f"two-hand lance comparisons/s (table keys):   {pairwise:>12,.0f}   target >= 1,000,000")
     print(f"four-seat lance resolutions/s (known codes): {bench_four_seats_keys(s):>12,.0f}")
     print(f"four-seat lance resolutions/s (from cards):  {bench_four_seats(s):>12,.0f}")
     rate, per_hand = bench_hands(s)
-    print(f"full hands/s, random legal play:             {rate:>12,.0f}   target >= 5,000 ({per_hand:.1f} actions/hand)")
+    print(f"full hands/s, random legal play:             {rate:>12,.0f}   target >= 5,000", end="")
+    print(f" ({per_hand:.1f} actions/hand)")
     mrate, hands_per_match = bench_matches(s)
-    print(f"whole matches/s, baseline players:           {mrate:>12,.1f}   ({hands_per_match:.1f} hands/match)")
+    print(f"whole matches/s, baseline players:           {mrate:>12,.1f}", end="")
+    print(f"   ({hands_per_match:.1f} hands/match)")
     biggest, mean, n = state_sizes()
-    print(f"saved match JSON mid-hand, bytes:            {biggest:>12,}   max (mean {mean:,.0f} over {n} states); target <= 4,096")
+    print(f"saved match JSON mid-hand, bytes:            {biggest:>12,}   max", end="")
+    print(f" (mean {mean:,.0f} over {n} states); target <= 4,096")
 
 
 if __name__ == "__main__":
