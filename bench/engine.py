@@ -17,6 +17,10 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
+
+# This file is itself named engine.py: put the project root, not bench/, first on the path.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from engine.ai import BaselinePlayer
 from engine.cards import FULL_DECK
