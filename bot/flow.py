@@ -1,0 +1,627 @@
+"""The conversation flow of a table: lobby, start, turns, discards, señas, machine seats, deadlines.
+
+Everything here is synchronous and works on one loaded table (a :class:`TableContext`): it checks who may do
+what, calls the engine, advances machine seats and queued discards, and decides which deadline is pending.
+The async shell (:mod:`bot.service`) loads the table, runs one of these functions, renders, and writes the
+table back with a compare-and-set. A :class:`Refusal` means "answer the user, change nothing".
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.i18n.markers import N_
+from bot.leaderboard import GameResult, PlayerRef
+from bot.model import Seat, TableState, TableStatus, UserRef
+from bot.render import MACHINE_NAMES, TARGET_CHOICES, Renderer
+from bot.tokens import Token, turn_stamp
+from bot.views import OutMessage
+from engine.actions import Action, ActionKind
+from engine.ai.policy import Policy
+from engine.cards import card_name, parse_cards
+from engine.errors import CatchError, MusError, SenaError
+from engine.hand import Phase
+from engine.match import Match, MatchConfig
+from engine.senas import Sena
+from engine.state import match_state, restore_match
+
+_ = N_
+
+# Answers (msgids, translated by the service in the presser's language).
+SEAT_TAKEN = _("That seat is taken.")
+NOT_IN_LOBBY = _("The game has already started.")
+ONLY_CREATOR = _("Only the player who created the table can do that.")
+SIT_FIRST = _("Take a seat first.")
+GAME_NOT_RUNNING = _("There is no game running at this table.")
+NOT_NOW = _("That move is not allowed now.")
+NOTHING_PICKED = _("Choose at least one card to discard.")
+NOT_DISCARDING = _("It is not the time to discard.")
+SENAS_OFF = _("Señas are off at this table.")
+SENA_REFUSED = _("You cannot make that seña now.")
+CATCH_PARTNER = _("That is your partner's seña: you see it anyway.")
+CATCH_LATE = _("Too late!")
+CATCH_DONE = _("You already caught it.")
+CAUGHT = _("Caught! {name}'s seña: {sena}")
+SENA_MADE = _("Seña made: your partner sees it.")
+SEATED = _("You sit in team {team}.")
+LEFT = _("You left your seat.")
+STARTED = _("The game starts!")
+CANCELLED = _("Table cancelled.")
+SENT_PRIVATELY = _("Your cards are in your private chat with the bot.")
+DISCARD_QUEUED = _("Discard confirmed.")
+OPTIONS_CHANGED = _("Options updated.")
+TIMEOUT_NOTICE = _("⏱ {name} ran out of time: a machine played for them.")
+AUTOPILOT_NOTICE = _("🤖 A machine keeps {name}'s seat until they play again.")
+LOBBY_EXPIRED = _("Nobody started the game in time: the table was closed.")
+
+
+class Refusal(Exception):
+    """A command that must be answered with a message and change nothing."""
+
+    def __init__(self, msgid: str, **kwargs: object) -> None:
+        super().__init__(msgid)
+        self.msgid = msgid
+        self.kwargs = kwargs
+
+
+@dataclass(frozen=True, slots=True)
+class FlowSettings:
+    """Timings and options of the flow (seconds)."""
+
+    turn_timeout: float = 60.0
+    machine_delay: float = 1.5
+    next_hand_delay: float = 4.0
+    catch_window: float = 3.0
+    lobby_timeout: float = 900.0
+    timeouts_to_autopilot: int = 2
+
+
+@dataclass
+class TableContext:
+    """One loaded table during one command."""
+
+    table: TableState
+    match: Match | None
+    now: float
+    settings: FlowSettings
+    rng: random.Random
+    policy: Callable[[str], Policy]
+    changed: bool = False
+    table_fresh: bool = False
+    hands_fresh: bool = False
+    render_hands: bool = True
+    messages: list[OutMessage] = field(default_factory=list)
+    results: list[GameResult] = field(default_factory=list)
+    flashes: list[tuple[str, float]] = field(default_factory=list)
+    """Extra deadlines (key, due) to schedule: the end of a seña's catch window."""
+
+    # --- helpers ---------------------------------------------------------------------------------------
+
+    def require_match(self) -> Match:
+        """The live match, or a refusal if the table is not playing."""
+        if self.table.status is not TableStatus.PLAYING or self.match is None or self.match.hand is None:
+            raise Refusal(GAME_NOT_RUNNING)
+        return self.match
+
+    def seat_of(self, user: UserRef) -> int:
+        """The user's seat, or a refusal if not seated."""
+        seat = self.table.seat_of(user.key)
+        if seat is None:
+            raise Refusal(_("You are not seated at this table."))
+        return seat
+
+    def renderer(self) -> Renderer:
+        """A renderer of the current state."""
+        return Renderer(self.table, self.match, self.now)
+
+    def save_match(self) -> None:
+        """Store the match back into the table."""
+        self.table.match = None if self.match is None else match_state(self.match)
+        self.table.updated_at = self.now
+        self.changed = True
+
+
+def load_context(
+    table: TableState,
+    now: float,
+    settings: FlowSettings,
+    rng: random.Random,
+    policy: Callable[[str], Policy],
+) -> TableContext:
+    """Wrap a loaded table, replaying its match."""
+    match = None if table.match is None else restore_match(table.match, rng)
+    return TableContext(table, match, now, settings, rng, policy)
+
+
+# --- lobby -------------------------------------------------------------------------------------------
+
+
+def new_table(
+    table_id: str, chat_key: str, chat_title: str, private: bool, user: UserRef, lang: str, now: float
+) -> TableState:
+    """A fresh lobby created by ``user``."""
+    return TableState(
+        id=table_id,
+        chat=chat_key,
+        chat_title=chat_title,
+        private=private,
+        creator=user.key,
+        lang=lang,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def join(ctx: TableContext, user: UserRef, seat: int) -> str:
+    """Sit ``user`` at ``seat`` (moving them if already seated)."""
+    table = ctx.table
+    if table.status is not TableStatus.LOBBY:
+        raise Refusal(NOT_IN_LOBBY)
+    current = table.seat_of(user.key)
+    if current == seat:
+        return SEATED
+    if not table.seats[seat].empty:
+        raise Refusal(SEAT_TAKEN)
+    if current is not None:
+        table.seats[current] = Seat()
+    table.seats[seat] = Seat(user=user.key, name=user.name[:32] or "?", lang=user.lang or table.lang)
+    ctx.changed = True
+    return SEATED
+
+
+def leave(ctx: TableContext, user: UserRef) -> str:
+    """Free the user's seat in the lobby."""
+    if ctx.table.status is not TableStatus.LOBBY:
+        raise Refusal(NOT_IN_LOBBY)
+    seat = ctx.seat_of(user)
+    ctx.table.seats[seat] = Seat()
+    ctx.changed = True
+    return LEFT
+
+
+def _require_organiser(ctx: TableContext, user: UserRef) -> None:
+    """The creator decides; if the creator has left the table, any seated player may."""
+    table = ctx.table
+    if user.key == table.creator:
+        return
+    creator_present = table.seat_of(table.creator) is not None or (
+        table.status is TableStatus.LOBBY and (ctx.now - table.updated_at < 120)
+    )
+    if creator_present or table.seat_of(user.key) is None:
+        raise Refusal(ONLY_CREATOR)
+
+
+def change_option(ctx: TableContext, user: UserRef, code: str) -> str:
+    """Toggle or cycle a lobby option (señas, target, mode)."""
+    if ctx.table.status is not TableStatus.LOBBY:
+        raise Refusal(NOT_IN_LOBBY)
+    _require_organiser(ctx, user)
+    opts = ctx.table.options
+    if code == "o_senas":
+        opts.senas = not opts.senas
+    elif code == "o_target":
+        i = TARGET_CHOICES.index(opts.target) if opts.target in TARGET_CHOICES else -1
+        opts.target = TARGET_CHOICES[(i + 1) % len(TARGET_CHOICES)]
+    elif code == "o_mode":
+        opts.mode = "game" if opts.mode == "match" else "match"
+    ctx.changed = True
+    return OPTIONS_CHANGED
+
+
+def start(ctx: TableContext, user: UserRef) -> str:
+    """Fill empty seats with machines and deal the first hand."""
+    table = ctx.table
+    if table.status is not TableStatus.LOBBY:
+        raise Refusal(NOT_IN_LOBBY)
+    _require_organiser(ctx, user)
+    if not table.humans():
+        raise Refusal(SIT_FIRST)
+    for i, seat in enumerate(table.seats):
+        if seat.empty:
+            table.seats[i] = Seat(machine=True, name=MACHINE_NAMES[i], lang=table.lang)
+    opts = table.options
+    single = opts.mode == "game"
+    config = MatchConfig(
+        target=opts.target,
+        games_per_vaca=1 if single else 2,
+        vacas_per_match=1 if single else 2,
+        senas=opts.senas,
+        catch_window=ctx.settings.catch_window,
+    )
+    ctx.match = Match(config, first_mano=ctx.rng.randrange(4))
+    table.status = TableStatus.PLAYING
+    _deal(ctx)
+    return STARTED
+
+
+def cancel(ctx: TableContext, user: UserRef) -> str:
+    """Cancel the table (lobby or game); the creator, or a seated player if the creator is gone."""
+    if ctx.table.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
+        raise Refusal(GAME_NOT_RUNNING)
+    _require_organiser(ctx, user)
+    ctx.table.status = TableStatus.CANCELLED
+    ctx.changed = True
+    return CANCELLED
+
+
+# --- playing -----------------------------------------------------------------------------------------
+
+_SIMPLE_CODES = {
+    "mus": ActionKind.MUS,
+    "nomus": ActionKind.NO_MUS,
+    "paso": ActionKind.PASO,
+    "quiero": ActionKind.QUIERO,
+    "noquiero": ActionKind.NO_QUIERO,
+    "ordago": ActionKind.ORDAGO,
+}
+
+
+def action_of_code(code: str) -> Action | None:
+    """The engine action a turn-button code stands for, or ``None``."""
+    if code in _SIMPLE_CODES:
+        return Action(_SIMPLE_CODES[code])
+    if code.startswith("env") and code[3:].isdigit():
+        return Action(ActionKind.ENVIDO, int(code[3:]))
+    if code.startswith("sube") and code[4:].isdigit():
+        return Action(ActionKind.SUBE, int(code[4:]))
+    return None
+
+
+def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
+    """A turn action from a button: seated, on turn, drawn for this very step, legal."""
+    match = ctx.require_match()
+    hand = match.hand
+    assert hand is not None
+    seat = ctx.seat_of(user)
+    if hand.turn != seat:
+        raise Refusal(_("Not your turn."))
+    if token.stamp != turn_stamp(ctx.table.hand_no, len(hand.log)):
+        raise Refusal(_("Already played."))
+    if not hand.can_act(seat, action):
+        raise Refusal(NOT_NOW)
+    _back_in_control(ctx, seat)
+    match.act(seat, action)
+    ctx.save_match()
+    advance(ctx)
+
+
+def pick(ctx: TableContext, user: UserRef, index: int) -> None:
+    """Toggle one of the player's cards for discarding."""
+    match = ctx.require_match()
+    hand = match.hand
+    assert hand is not None
+    seat = ctx.seat_of(user)
+    cards = hand.hands[seat]
+    if hand.phase is not Phase.DISCARD or len(cards) != 4 or not 0 <= index < 4:
+        raise Refusal(NOT_DISCARDING)
+    s = ctx.table.seats[seat]
+    name = card_name(cards[index])
+    s.discard_pick = (
+        [c for c in s.discard_pick if c != name] if name in s.discard_pick else [*s.discard_pick, name]
+    )
+    s.discard_ready = False
+    _back_in_control(ctx, seat)
+    ctx.changed = True
+
+
+def confirm_discard(ctx: TableContext, user: UserRef) -> str:
+    """Confirm the picked cards; they are discarded when the seat's turn to discard comes."""
+    match = ctx.require_match()
+    hand = match.hand
+    assert hand is not None
+    seat = ctx.seat_of(user)
+    s = ctx.table.seats[seat]
+    if hand.phase is not Phase.DISCARD or len(hand.hands[seat]) != 4:
+        raise Refusal(NOT_DISCARDING)
+    if not s.discard_pick:
+        raise Refusal(NOTHING_PICKED)
+    s.discard_ready = True
+    _back_in_control(ctx, seat)
+    ctx.changed = True
+    advance(ctx)
+    return DISCARD_QUEUED
+
+
+def make_sena(ctx: TableContext, user: UserRef, name: str) -> str:
+    """A seña by a seated player; machine rivals may catch it at once."""
+    match = ctx.require_match()
+    seat = ctx.seat_of(user)
+    if not match.config.senas:
+        raise Refusal(SENAS_OFF)
+    try:
+        record = match.make_sena(seat, name, ctx.now)
+    except (SenaError, MusError):
+        raise Refusal(SENA_REFUSED) from None
+    _back_in_control(ctx, seat)
+    _machines_catch(ctx, record.index)
+    ctx.flashes.append(
+        (
+            f"{ctx.table.id}|flash|{ctx.table.hand_no}|{record.index}",
+            ctx.now + match.config.catch_window + 0.1,
+        )
+    )
+    ctx.save_match()
+    return SENA_MADE
+
+
+def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, object]]:
+    """A rival presses the ⚡ of a seña: inside the window they learn which seña it was."""
+    match = ctx.require_match()
+    hand = match.hand
+    assert hand is not None
+    seat = ctx.seat_of(user)
+    if not 0 <= index < len(hand.senas):
+        raise Refusal(CATCH_LATE)
+    made = hand.senas[index]
+    if made.seat % 2 == seat % 2:
+        raise Refusal(CATCH_PARTNER)
+    try:
+        match.catch_sena(seat, index, ctx.now)
+    except CatchError as exc:
+        raise Refusal(CATCH_DONE if "already" in str(exc) else CATCH_LATE) from None
+    ctx.save_match()
+    ctx.render_hands = False
+    from bot.render import SENA_NAMES, seat_name  # local: names only needed for this answer
+
+    return CAUGHT, {"name": seat_name(ctx.table, made.seat), "sena": SENA_NAMES[made.sena]}
+
+
+# --- machines, queued discards, deals ------------------------------------------------------------------
+
+
+def _back_in_control(ctx: TableContext, seat: int) -> None:
+    s = ctx.table.seats[seat]
+    if s.timeouts or s.autopilot:
+        s.timeouts = 0
+        s.autopilot = False
+        ctx.changed = True
+
+
+def _machine_plays(ctx: TableContext, seat: int) -> bool:
+    s = ctx.table.seats[seat]
+    return s.machine or s.autopilot
+
+
+def _machines_catch(ctx: TableContext, sena_index: int) -> None:
+    match = ctx.match
+    assert match is not None and match.hand is not None
+    made = match.hand.senas[sena_index]
+    for rival in ((made.seat + 1) % 4, (made.seat + 3) % 4):
+        if not ctx.table.seats[rival].machine:
+            continue
+        view = match.view_for(rival)
+        policy = ctx.policy(ctx.table.options.difficulty)
+        if policy.wants_catch(view, view.senas[sena_index], ctx.rng):
+            match.catch_sena(rival, sena_index, ctx.now)
+
+
+def machine_move(ctx: TableContext, seat: int) -> None:
+    """The machine decides for ``seat`` (a machine seat, or a human's on timeout/autopilot)."""
+    match = ctx.match
+    assert match is not None and match.hand is not None
+    hand = match.hand
+    policy = ctx.policy(ctx.table.options.difficulty)
+    s = ctx.table.seats[seat]
+    if s.machine and hand.config.senas:
+        sena = policy.choose_sena(match.view_for(seat), ctx.rng)
+        if sena is not None:
+            try:
+                record = match.make_sena(seat, sena, ctx.now)
+            except MusError:
+                record = None
+            if record is not None:
+                _machines_catch(ctx, record.index)
+                ctx.flashes.append(
+                    (
+                        f"{ctx.table.id}|flash|{ctx.table.hand_no}|{record.index}",
+                        ctx.now + hand.config.catch_window + 0.1,
+                    )
+                )
+    action = _picked_discard(ctx, seat) if hand.phase is Phase.DISCARD else None
+    if action is None:
+        action = policy.decide(match.view_for(seat), ctx.rng)
+    _apply(ctx, seat, action)
+
+
+def _picked_discard(ctx: TableContext, seat: int) -> Action | None:
+    s = ctx.table.seats[seat]
+    if not s.discard_pick:
+        return None
+    match = ctx.match
+    assert match is not None and match.hand is not None
+    cards = tuple(parse_cards(s.discard_pick))
+    action = Action(ActionKind.DISCARD, cards=cards)
+    return action if match.hand.can_act(seat, action) else None
+
+
+def _apply(ctx: TableContext, seat: int, action: Action) -> None:
+    match = ctx.match
+    assert match is not None and match.hand is not None
+    hand = match.hand
+    before_round = hand.mus_round
+    match.act(seat, action)
+    if action.kind is ActionKind.DISCARD:
+        s = ctx.table.seats[seat]
+        s.discard_pick, s.discard_ready = [], False
+    if hand.mus_round != before_round:
+        for s in ctx.table.seats:
+            s.discard_pick, s.discard_ready = [], False
+    ctx.save_match()
+
+
+def advance(ctx: TableContext) -> None:
+    """Play everything that needs no human now: machine turns (without a pause), queued discards, deals.
+
+    Stops at a human decision, or at a machine turn / next deal when those wait for a pause (a deadline).
+    """
+    match = ctx.match
+    if match is None or ctx.table.status is not TableStatus.PLAYING:
+        return
+    for _guard in range(10_000):
+        hand = match.hand
+        assert hand is not None
+        if hand.over:
+            if not _hand_finished(ctx):
+                return
+            if ctx.settings.next_hand_delay > 0:
+                return
+            _deal(ctx)
+            continue
+        seat = hand.turn
+        assert seat is not None
+        s = ctx.table.seats[seat]
+        if hand.phase is Phase.DISCARD and s.discard_ready and not _machine_plays(ctx, seat):
+            action = _picked_discard(ctx, seat)
+            if action is not None:
+                _apply(ctx, seat, action)
+                continue
+        if _machine_plays(ctx, seat) and ctx.settings.machine_delay <= 0:
+            machine_move(ctx, seat)
+            continue
+        return
+    raise RuntimeError("advance() did not settle")  # a bug, never a long game: hands are bounded
+
+
+def _hand_finished(ctx: TableContext) -> bool:
+    """Report a finished hand once (showdown, results); return whether the match goes on."""
+    match = ctx.match
+    assert match is not None and match.hand is not None
+    table = ctx.table
+    if table.reported_hand >= table.hand_no:
+        return not match.over
+    table.reported_hand = table.hand_no
+    ctx.messages.append(ctx.renderer().table_message())
+    ctx.messages.append(ctx.renderer().showdown())
+    outcome = match.last_outcome
+    if outcome is not None and outcome.game_winner is not None:
+        ctx.results.extend(_results(ctx, outcome.game_winner, outcome.vaca_winner, outcome.match_winner))
+    if match.over:
+        table.status = TableStatus.FINISHED
+    ctx.changed = True
+    return not match.over
+
+
+def _results(ctx: TableContext, game: int, vaca: int | None, won_match: int | None) -> list[GameResult]:
+    table = ctx.table
+    players = []
+    for i, s in enumerate(table.seats):
+        if s.user is not None:
+            players.append(PlayerRef(s.user, s.name))
+        else:
+            players.append(PlayerRef(f"machine:{table.options.difficulty}", f"🤖 {MACHINE_NAMES[i]}"))
+    teams = ((players[0], players[2]), (players[1], players[3]))
+    results = [GameResult(table.chat, teams, game, "game")]
+    if table.options.mode == "match":
+        if vaca is not None:
+            results.append(GameResult(table.chat, teams, vaca, "vaca"))
+        if won_match is not None:
+            results.append(GameResult(table.chat, teams, won_match, "match"))
+    return results
+
+
+def _deal(ctx: TableContext) -> None:
+    match = ctx.match
+    assert match is not None
+    match.new_hand(ctx.rng)
+    ctx.table.hand_no += 1
+    for s in ctx.table.seats:
+        s.discard_pick, s.discard_ready = [], False
+    ctx.table_fresh = ctx.hands_fresh = True
+    ctx.save_match()
+
+
+# --- deadlines ---------------------------------------------------------------------------------------
+
+
+def pending_deadline(ctx: TableContext) -> tuple[str, float] | None:
+    """The one deadline this table waits for now (key, due), or ``None``.
+
+    Keys name the table, the kind and the exact moment they were armed for, so a deadline that fires after
+    the table moved on is recognised and ignored.
+    """
+    table, match, s = ctx.table, ctx.match, ctx.settings
+    tid = table.id
+    if table.status is TableStatus.LOBBY:
+        return f"{tid}|lobby|0", table.created_at + s.lobby_timeout
+    if table.status is not TableStatus.PLAYING or match is None or match.hand is None:
+        return None
+    hand = match.hand
+    if hand.over:
+        return f"{tid}|deal|{table.hand_no}", ctx.now + s.next_hand_delay
+    seat = hand.turn
+    assert seat is not None
+    stamp = turn_stamp(table.hand_no, len(hand.log))
+    if _machine_plays(ctx, seat):
+        return f"{tid}|machine|{stamp}", ctx.now + s.machine_delay
+    return f"{tid}|turn|{stamp}", ctx.now + s.turn_timeout
+
+
+def arm(ctx: TableContext) -> None:
+    """Record the pending deadline in the table (keeping an unchanged one's due time)."""
+    pending = pending_deadline(ctx)
+    table = ctx.table
+    if pending is None:
+        if table.due_key is not None:
+            table.due_key, table.due = None, None
+            ctx.changed = True
+        return
+    key, due = pending
+    if key != table.due_key:
+        table.due_key, table.due = key, due
+        ctx.changed = True
+
+
+def fire(ctx: TableContext, key: str) -> bool:
+    """A deadline fired: act on it if it is still the table's pending one; return whether it was."""
+    table = ctx.table
+    parts = key.split("|")
+    kind = parts[1] if len(parts) > 1 else ""
+    if kind == "flash":
+        # The catch window closed: nothing changes, the table is drawn again without the ⚡.
+        return len(parts) == 4 and parts[2] == str(table.hand_no) and table.status is TableStatus.PLAYING
+    if key != table.due_key:
+        return False
+    if kind == "lobby":
+        table.status = TableStatus.CANCELLED
+        ctx.changed = True
+        ctx.messages.append(ctx.renderer().notice(ctx.renderer().t.gettext(LOBBY_EXPIRED)))
+        return True
+    match = ctx.match
+    if match is None or match.hand is None:
+        return False
+    if kind == "deal":
+        _deal(ctx)
+    elif kind in ("machine", "turn"):
+        seat = match.hand.turn
+        if seat is None:
+            return False
+        if kind == "turn":
+            _timeout(ctx, seat)
+        machine_move(ctx, seat)
+    else:
+        return False
+    advance(ctx)
+    return True
+
+
+def _timeout(ctx: TableContext, seat: int) -> None:
+    s = ctx.table.seats[seat]
+    s.timeouts += 1
+    t = ctx.renderer().t
+    name = s.name
+    if s.timeouts >= ctx.settings.timeouts_to_autopilot and not s.autopilot:
+        s.autopilot = True
+        ctx.messages.append(ctx.renderer().notice(t.format(AUTOPILOT_NOTICE, name=name)))
+    else:
+        ctx.messages.append(ctx.renderer().notice(t.format(TIMEOUT_NOTICE, name=name)))
+    ctx.changed = True
+
+
+def parse_sena(code: str) -> Sena | None:
+    """The seña of a ``sena_…`` code."""
+    try:
+        return Sena(code.removeprefix("sena_"))
+    except ValueError:
+        return None

@@ -1,0 +1,518 @@
+"""The bot service: commands in, views out, every table change a compare-and-set in the store.
+
+Adapters call these coroutines with platform-neutral users, chats and tokens, and render the returned
+:class:`~bot.views.Outcome`. The service never trusts a token: it parses it, loads the table, checks the
+seat, the turn and the stamp, and lets the engine judge legality. A refused command changes nothing and is
+answered with a short translated message. Deadlines (turn timeouts, machine moves, next deals, lobby expiry,
+catch windows) live in the deadline store and are fired by :meth:`Service.fire_due` on any worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets
+import string
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from bot import flow
+from bot.flow import FlowSettings, Refusal, TableContext
+from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
+from bot.i18n import common as msg
+from bot.i18n.markers import N_
+from bot.i18n.rules import rules_sections, rules_summary
+from bot.leaderboard import GLOBAL_SCOPE, LeaderboardStore
+from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
+from bot.render import Renderer
+from bot.store.ports import ChatBusy, DeadlineStore, StoreError, StoreUnavailable, TableStore, VersionConflict
+from bot.store.prefs import PreferencesStore
+from bot.tokens import Token, TokenError, hand_stamp, lobby_stamp, parse_token
+from bot.views import Outcome, OutMessage
+from engine.ai.policy import Policy, make_policy
+
+log = logging.getLogger(__name__)
+_ = N_
+
+ALREADY_TABLE = _("There is already a table in this chat.")
+NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
+UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
+LEADERBOARD_TITLE = _("🏆 Leaderboard of this chat")
+GLOBAL_TITLE = _("🌍 Global leaderboard")
+LEADERBOARD_EMPTY = _("No finished games yet.")
+LEADERBOARD_LINE = _("{rank}. {name} · {rating} · {won}/{games} games")
+STATS_LINE = _(
+    "{name}: rating {rating} (#{rank}) · games {won}/{games} · vacas {vwon}/{vacas} · "
+    "matches {mwon}/{matches}"
+)
+STATS_NONE = _("{name}: no finished games yet.")
+HELP_TEXT = _(
+    "Mus a 8 reyes, in pairs.\n"
+    "/newgame — open a table here (in a private chat: you and a machine partner against two machines)\n"
+    "/cancel — close the table\n"
+    "/leaderboard — ratings of this chat (/leaderboard global for everyone)\n"
+    "/stats — your own figures\n"
+    "/rules — the rules in a minute (/rules full for all of them)\n"
+    "/language — the language of this chat"
+)
+_LOBBY_CODES = {
+    "seat0",
+    "seat1",
+    "seat2",
+    "seat3",
+    "leave",
+    "start",
+    "cancel",
+    "o_senas",
+    "o_target",
+    "o_mode",
+}
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+Answer = tuple[str, dict[str, object]] | str | None
+
+
+def secure_rng() -> random.Random:
+    """A fresh generator seeded from the operating system (production)."""
+    return random.Random(secrets.randbits(128))
+
+
+def secure_table_id() -> str:
+    """A random table id: 8 characters of ``[a-z0-9]``."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+
+
+@dataclass
+class ServiceDeps:
+    """What the service is wired with (see :mod:`bot.bootstrap`)."""
+
+    tables: TableStore
+    deadlines: DeadlineStore
+    prefs: PreferencesStore
+    leaderboard: LeaderboardStore | None = None
+    settings: FlowSettings = field(default_factory=FlowSettings)
+    clock: Callable[[], float] = time.time
+    rng_factory: Callable[[], random.Random] = secure_rng
+    id_factory: Callable[[], str] = secure_table_id
+    policy: Callable[[str], Policy] = make_policy
+    cas_attempts: int = 5
+
+
+class Service:
+    """Platform-neutral commands of the bot."""
+
+    def __init__(self, deps: ServiceDeps) -> None:
+        """Use the given stores, clock, randomness and machine players."""
+        self.deps = deps
+        self._policies: dict[str, Policy] = {}
+
+    # --- plumbing ------------------------------------------------------------------------------------
+
+    def _policy(self, name: str) -> Policy:
+        if name not in self._policies:
+            try:
+                self._policies[name] = self.deps.policy(name)
+            except KeyError:
+                self._policies[name] = make_policy("baseline")
+        return self._policies[name]
+
+    @staticmethod
+    def _lang_for(user: UserRef, table: TableState | None = None) -> str:
+        if table is not None:
+            seat = table.seat_of(user.key)
+            if seat is not None:
+                return table.seats[seat].lang
+        if user.lang:
+            return normalize_language(user.lang)
+        return table.lang if table is not None else DEFAULT_LANGUAGE
+
+    @staticmethod
+    def _say(lang: str, answer: Answer) -> str | None:
+        if answer is None:
+            return None
+        t = translator(lang)
+        if isinstance(answer, str):
+            return t.gettext(answer)
+        msgid, kwargs = answer
+        return t.format(msgid, **{k: t.gettext(v) if isinstance(v, str) else v for k, v in kwargs.items()})
+
+    def _render(self, ctx: TableContext, previous: TableStatus) -> list[OutMessage]:
+        """The views of the table after a command (beyond those the flow added on the way)."""
+        table = ctx.table
+        out = list(ctx.messages)
+        r = ctx.renderer()
+        if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
+            out.insert(0, r.lobby())
+        if table.status is TableStatus.CANCELLED and previous is not TableStatus.LOBBY:
+            out.append(r.notice(r.t.gettext(flow.CANCELLED)))
+        match = ctx.match
+        if table.status in (TableStatus.PLAYING, TableStatus.FINISHED) and match is not None and match.hand:
+            if not match.hand.over:
+                out.append(r.table_message(fresh=ctx.table_fresh))
+            if ctx.render_hands:
+                for seat in range(4):
+                    private = r.private_hand(seat, fresh=ctx.hands_fresh)
+                    if private is not None:
+                        out.append(private)
+        return out
+
+    async def _mutate(
+        self,
+        table_id: str,
+        user: UserRef | None,
+        step: Callable[[TableContext], Answer],
+        *,
+        render_unchanged: bool = False,
+    ) -> Outcome:
+        """Load, run ``step``, render, compare-and-set; retry on a concurrent write; never raise."""
+        lang = normalize_language(user.lang) if user is not None and user.lang else DEFAULT_LANGUAGE
+        try:
+            for _attempt in range(self.deps.cas_attempts):
+                stored = await self.deps.tables.load(table_id)
+                if stored is None:
+                    return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+                try:
+                    table = TableState.model_validate_json(stored.data)
+                    ctx = flow.load_context(
+                        table, self.deps.clock(), self.deps.settings, self.deps.rng_factory(), self._policy
+                    )
+                except (ValidationError, ValueError) as exc:
+                    log.error("table %s cannot be loaded: %s", table_id, exc)
+                    return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False)
+                if user is not None:
+                    lang = self._lang_for(user, table)
+                previous = table.status
+                old_due = table.due_key
+                try:
+                    answer = step(ctx)
+                except Refusal as refusal:
+                    return Outcome(
+                        answer=self._say(lang, (refusal.msgid, dict(refusal.kwargs))),
+                        ok=False,
+                        table=table_id,
+                    )
+                if not ctx.changed:
+                    messages = self._render(ctx, previous) if render_unchanged else []
+                    return Outcome(
+                        answer=self._say(lang, answer), messages=tuple(messages), ok=True, table=table_id
+                    )
+                flow.arm(ctx)
+                messages = self._render(ctx, previous)
+                # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
+                if table.due_key is not None and table.due is not None and table.due_key != old_due:
+                    await self.deps.deadlines.schedule(table.due_key, table.due)
+                for key, due in ctx.flashes:
+                    await self.deps.deadlines.schedule(key, due)
+                finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+                try:
+                    await self.deps.tables.compare_and_set(
+                        table_id,
+                        stored.version,
+                        table.model_dump_json(),
+                        chat_key=None,
+                        user_keys=table.humans(),
+                        finished=finished,
+                    )
+                except VersionConflict:
+                    continue
+                if old_due is not None and old_due != table.due_key:
+                    await self.deps.deadlines.cancel(old_due)
+                await self._report(ctx)
+                return Outcome(answer=self._say(lang, answer), messages=tuple(messages), table=table_id)
+            return Outcome(answer=self._say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
+        except StoreUnavailable:
+            log.warning("store unavailable while handling table %s", table_id)
+            return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id)
+        except Exception:
+            log.exception("unexpected error on table %s; nothing was written", table_id)
+            return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id)
+
+    async def _report(self, ctx: TableContext) -> None:
+        board = self.deps.leaderboard
+        if board is None:
+            return
+        for result in ctx.results:
+            try:
+                await board.record(result, ctx.now)
+            except StoreError:
+                log.warning("could not record a result on the leaderboard", exc_info=True)
+
+    # --- commands ------------------------------------------------------------------------------------
+
+    async def new_table(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/newgame``: a lobby in a group (creator seated), or a solo game right away in a private chat."""
+        lang = DEFAULT_LANGUAGE
+        try:
+            chosen = await self.deps.prefs.get_language(chat.key)
+            lang = normalize_language(chosen or (user.lang if chat.private else None))
+            existing = await self.deps.tables.table_for_chat(chat.key)
+            if existing is not None:
+                shown = await self.show_table(existing, user)
+                return Outcome(
+                    answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=existing
+                )
+            now = self.deps.clock()
+            table = flow.new_table(
+                self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now
+            )
+            table.seats[0] = Seat(
+                user=user.key,
+                name=user.name[:32] or "?",
+                lang=normalize_language(user.lang) if user.lang else lang,
+            )
+            try:
+                await self.deps.tables.create(
+                    table.id, table.model_dump_json(), chat_key=chat.key, user_keys=[user.key]
+                )
+            except ChatBusy as busy:
+                shown = await self.show_table(busy.existing_table_id, user)
+                return Outcome(answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False)
+        except StoreUnavailable:
+            return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False)
+        if chat.private:
+            return await self._mutate(table.id, user, lambda ctx: flow.start(ctx, user))
+        # Arm the lobby expiry through a no-op mutation that renders the lobby.
+        return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
+
+    async def show_table(self, table_id: str, user: UserRef | None = None) -> Outcome:
+        """Render a table as it stands (fresh messages), changing nothing."""
+
+        def step(ctx: TableContext) -> Answer:
+            ctx.table_fresh = True
+            return None
+
+        return await self._mutate(table_id, user, step, render_unchanged=True)
+
+    async def press(self, user: UserRef, data: object) -> Outcome:
+        """A button press carrying ``data`` (a token). Anything forged or stale changes nothing."""
+        lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
+        try:
+            token = parse_token(data)
+        except TokenError:
+            return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+        return await self._mutate(token.table, user, lambda ctx: self._dispatch(ctx, user, token))
+
+    def _dispatch(self, ctx: TableContext, user: UserRef, token: Token) -> Answer:
+        code = token.code
+        table = ctx.table
+        if code in _LOBBY_CODES:
+            if token.stamp != lobby_stamp():
+                raise Refusal(msg.STALE_BUTTON)
+            if code.startswith("seat"):
+                answer = flow.join(ctx, user, int(code[4:]))
+                team = "A" if int(code[4:]) % 2 == 0 else "B"
+                return answer, {"team": team}
+            if code == "leave":
+                return flow.leave(ctx, user)
+            if code == "start":
+                return flow.start(ctx, user)
+            if code == "cancel":
+                return flow.cancel(ctx, user)
+            return flow.change_option(ctx, user, code)
+        turn_action = flow.action_of_code(code)
+        if turn_action is not None:
+            flow.act(ctx, user, token, turn_action)
+            return None
+        # Buttons valid for the whole hand.
+        if token.stamp != hand_stamp(table.hand_no) or table.status is not TableStatus.PLAYING:
+            raise Refusal(msg.STALE_BUTTON)
+        if code == "cards":
+            seat = ctx.seat_of(user)
+            private = ctx.renderer().private_hand(seat, fresh=True)
+            if private is not None:
+                ctx.messages.append(private)
+            ctx.render_hands = False
+            return flow.SENT_PRIVATELY
+        if code.startswith("pick"):
+            flow.pick(ctx, user, int(code[4:]))
+            return None
+        if code == "discard":
+            return flow.confirm_discard(ctx, user)
+        if code.startswith("sena_"):
+            if flow.parse_sena(code) is None:
+                raise Refusal(msg.STALE_BUTTON)
+            return flow.make_sena(ctx, user, code.removeprefix("sena_"))
+        if code.startswith("catch"):
+            return flow.catch(ctx, user, int(code[5:]))
+        raise Refusal(msg.STALE_BUTTON)
+
+    async def join_seat(self, user: UserRef, table_id: str, seat: int) -> Outcome:
+        """Sit ``user`` at ``seat`` of ``table_id`` (a deep link, when the platform could not reach them)."""
+        if seat not in range(4):
+            return Outcome(answer=self._say(self._lang_for(user), msg.STALE_BUTTON), ok=False)
+
+        def step(ctx: TableContext) -> Answer:
+            return flow.join(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
+
+        return await self._mutate(table_id, user, step)
+
+    async def _chat_table(self, chat: ChatRef) -> str | None:
+        return await self.deps.tables.table_for_chat(chat.key)
+
+    async def cancel(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone)."""
+        try:
+            table_id = await self._chat_table(chat)
+        except StoreUnavailable:
+            return Outcome(answer=self._say(self._lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
+        if table_id is None:
+            return Outcome(answer=self._say(self._lang_for(user), NO_TABLE), ok=False)
+        return await self._mutate(table_id, user, lambda ctx: flow.cancel(ctx, user))
+
+    async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
+        """``/language xx``: the chat's language (also the active table's)."""
+        requested = (code or "").strip().lower()[:8]
+        if requested not in LANGUAGES:
+            lang = self._lang_for(user)
+            names = ", ".join(f"{c} ({LANGUAGE_NAMES[c]})" for c in LANGUAGES)
+            return Outcome(answer=self._say(lang, (UNKNOWN_LANGUAGE, {"languages": names})), ok=False)
+        try:
+            await self.deps.prefs.set_language(chat.key, requested)
+            table_id = await self._chat_table(chat)
+        except StoreUnavailable:
+            return Outcome(answer=self._say(requested, msg.STORE_UNAVAILABLE), ok=False)
+        answer = self._say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
+        if table_id is None:
+            return Outcome(answer=answer)
+
+        def step(ctx: TableContext) -> Answer:
+            ctx.table.lang = requested
+            if ctx.table.private:
+                for s in ctx.table.seats:
+                    s.lang = requested
+            ctx.changed = True
+            return None
+
+        outcome = await self._mutate(table_id, user, step)
+        return Outcome(answer=answer, messages=outcome.messages, table=table_id)
+
+    async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
+        """``/leaderboard``: top players of this chat (or global)."""
+        lang = await self._chat_lang(chat, user)
+        t = translator(lang)
+        board = self.deps.leaderboard
+        key = GLOBAL_SCOPE if scope == "global" else chat.key
+        lines = [t.gettext(GLOBAL_TITLE if scope == "global" else LEADERBOARD_TITLE)]
+        try:
+            entries = [] if board is None else await board.top(key, n)
+        except StoreUnavailable:
+            return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
+        if not entries:
+            lines.append(t.gettext(LEADERBOARD_EMPTY))
+        for e in entries:
+            lines.append(
+                t.format(
+                    LEADERBOARD_LINE,
+                    rank=e.rank,
+                    name=e.name,
+                    rating=e.rating,
+                    won=e.games_won,
+                    games=e.games,
+                )
+            )
+        return Outcome(
+            messages=(OutMessage(slot="leaderboard", text="\n".join(lines), chat=chat.key, fresh=True),)
+        )
+
+    async def stats(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/stats``: the user's own line in this chat and globally."""
+        lang = await self._chat_lang(chat, user)
+        t = translator(lang)
+        board = self.deps.leaderboard
+        lines = []
+        try:
+            for key, title in ((chat.key, LEADERBOARD_TITLE), (GLOBAL_SCOPE, GLOBAL_TITLE)):
+                e = None if board is None else await board.entry(key, user.key)
+                lines.append(t.gettext(title))
+                if e is None:
+                    lines.append(t.format(STATS_NONE, name=user.name))
+                else:
+                    lines.append(
+                        t.format(
+                            STATS_LINE,
+                            name=e.name,
+                            rating=e.rating,
+                            rank=e.rank,
+                            won=e.games_won,
+                            games=e.games,
+                            vwon=e.vacas_won,
+                            vacas=e.vacas,
+                            mwon=e.matches_won,
+                            matches=e.matches,
+                        )
+                    )
+        except StoreUnavailable:
+            return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
+        return Outcome(messages=(OutMessage(slot="stats", text="\n".join(lines), chat=chat.key, fresh=True),))
+
+    async def rules(self, chat: ChatRef, user: UserRef, full: bool = False) -> Outcome:
+        """``/rules``: the one-minute summary, or every section of the full rules."""
+        lang = await self._chat_lang(chat, user)
+        if not full:
+            texts = [rules_summary(lang)]
+        else:
+            texts = [f"{heading}\n\n{body}" for heading, body in rules_sections(lang)]
+        return Outcome(
+            messages=tuple(OutMessage(slot="rules", text=text, chat=chat.key, fresh=True) for text in texts)
+        )
+
+    async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/help``: what the bot does and its commands."""
+        lang = await self._chat_lang(chat, user)
+        return Outcome(
+            messages=(
+                OutMessage(slot="help", text=translator(lang).gettext(HELP_TEXT), chat=chat.key, fresh=True),
+            )
+        )
+
+    async def _chat_lang(self, chat: ChatRef, user: UserRef) -> str:
+        try:
+            chosen = await self.deps.prefs.get_language(chat.key)
+        except StoreUnavailable:
+            chosen = None
+        if chosen:
+            return normalize_language(chosen)
+        return normalize_language(user.lang) if chat.private and user.lang else DEFAULT_LANGUAGE
+
+    # --- deadlines -----------------------------------------------------------------------------------
+
+    async def fire(self, key: str) -> Outcome:
+        """Act on one claimed deadline (a stale one changes nothing)."""
+        table_id = key.split("|", 1)[0]
+        if len(table_id) != 8:
+            return Outcome(ok=False)
+
+        def step(ctx: TableContext) -> Answer:
+            if flow.fire(ctx, key) and not ctx.changed:
+                ctx.render_hands = False  # a closed catch window only redraws the table
+            return None
+
+        return await self._mutate(table_id, None, step, render_unchanged=key.split("|")[1:2] == ["flash"])
+
+    async def fire_due(self, now: float | None = None, limit: int = 100) -> list[Outcome]:
+        """Claim the deadlines due at ``now`` (atomically: each fires on one worker only) and fire them."""
+        moment = self.deps.clock() if now is None else now
+        try:
+            keys = await self.deps.deadlines.claim_due(moment, limit)
+        except StoreUnavailable:
+            log.warning("deadline store unavailable")
+            return []
+        return [await self.fire(key) for key in keys]
+
+    async def next_due(self) -> float | None:
+        """When the next deadline is due, if any."""
+        return await self.deps.deadlines.next_due()
+
+
+def _touch(ctx: TableContext) -> Answer:
+    """Arm the pending deadline of a freshly created table."""
+    ctx.changed = True
+    return None
+
+
+def lobby_renderer(table: TableState, now: float) -> Renderer:
+    """A renderer for a table without a match (used by adapters to draw a lobby)."""
+    return Renderer(table, None, now)

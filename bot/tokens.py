@@ -1,0 +1,95 @@
+"""Action tokens: the compact strings carried by buttons (≤ 64 bytes, Telegram's ``callback_data`` limit).
+
+A token is ``{table}.{stamp}.{code}``:
+
+- ``table``: the table id (8 characters, ``[a-z0-9]``);
+- ``stamp``: what the button was drawn for, so that a stale button is recognised — ``L`` for the lobby,
+  ``{hand}`` for buttons valid the whole hand (cards, señas, catches), ``{hand}-{step}`` for turn actions
+  (valid only while no other action has been taken);
+- ``code``: the action (see :data:`CODE_RE`).
+
+Tokens are validated, never trusted: :func:`parse_token` accepts only this grammar and the service checks
+every part against the stored table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TOKEN_BYTES = 64
+TABLE_ID_RE = re.compile(r"^[a-z0-9]{8}$")
+_TOKEN_RE = re.compile(
+    r"^(?P<table>[a-z0-9]{8})\.(?P<stamp>L|\d{1,5}|\d{1,5}-\d{1,4})\.(?P<code>[a-z0-9_]{1,24})$"
+)
+
+#: Every code: lobby (seat N, leave, start, cancel, option), turn actions, discards, señas, catches, cards.
+CODE_RE = re.compile(
+    r"^(?:"
+    r"seat[0-3]|leave|start|cancel|o_senas|o_target|o_mode|o_level"  # lobby
+    r"|mus|nomus|paso|quiero|noquiero|ordago|env\d{1,2}|sube\d{1,2}"  # turn actions
+    r"|pick[0-3]|discard"  # discard selection
+    r"|sena_[a-z_]{4,16}|catch\d{1,2}|cards"  # señas, catches, own cards
+    r")$"
+)
+
+
+class TokenError(ValueError):
+    """A token that does not follow the grammar."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A parsed token."""
+
+    table: str
+    stamp: str
+    code: str
+
+    @property
+    def hand(self) -> int | None:
+        """The hand number of a hand or turn stamp."""
+        if self.stamp == "L":
+            return None
+        return int(self.stamp.split("-")[0])
+
+    @property
+    def step(self) -> int | None:
+        """The action step of a turn stamp."""
+        return int(self.stamp.split("-")[1]) if "-" in self.stamp else None
+
+    def encode(self) -> str:
+        """The token as a string."""
+        return f"{self.table}.{self.stamp}.{self.code}"
+
+
+def make_token(table: str, stamp: str, code: str) -> str:
+    """Build and check a token string."""
+    token = f"{table}.{stamp}.{code}"
+    parse_token(token)
+    return token
+
+
+def parse_token(data: object) -> Token:
+    """Parse a token; raise :class:`TokenError` for anything that is not exactly a valid token."""
+    if not isinstance(data, str) or len(data.encode("utf-8", "replace")) > MAX_TOKEN_BYTES:
+        raise TokenError("not a token")
+    match = _TOKEN_RE.match(data)
+    if match is None or CODE_RE.match(match["code"]) is None:
+        raise TokenError("not a token")
+    return Token(match["table"], match["stamp"], match["code"])
+
+
+def lobby_stamp() -> str:
+    """Stamp of lobby buttons."""
+    return "L"
+
+
+def hand_stamp(hand_no: int) -> str:
+    """Stamp of buttons valid for a whole hand."""
+    return str(hand_no)
+
+
+def turn_stamp(hand_no: int, step: int) -> str:
+    """Stamp of turn buttons: valid while the hand's action log has ``step`` actions."""
+    return f"{hand_no}-{step}"
