@@ -210,13 +210,13 @@ def change_option(ctx: TableContext, user: UserRef, code: str) -> str:
     return OPTIONS_CHANGED
 
 
-def start(ctx: TableContext, user: UserRef) -> str:
-    """Fill empty seats with machines and deal the first hand."""
+def start(ctx: TableContext, user: UserRef, *, machines_only: bool = False) -> str:
+    """Fill empty seats with machines and deal the first hand (``machines_only``: a demo table)."""
     table = ctx.table
     if table.status is not TableStatus.LOBBY:
         raise Refusal(NOT_IN_LOBBY)
     _require_organiser(ctx, user)
-    if not table.humans():
+    if not table.humans() and not machines_only:
         raise Refusal(SIT_FIRST)
     for i, seat in enumerate(table.seats):
         if seat.empty:
@@ -233,6 +233,7 @@ def start(ctx: TableContext, user: UserRef) -> str:
     ctx.match = Match(config, first_mano=ctx.rng.randrange(4))
     table.status = TableStatus.PLAYING
     _deal(ctx)
+    advance(ctx)
     return STARTED
 
 
@@ -510,7 +511,8 @@ def _results(ctx: TableContext, game: int, vaca: int | None, won_match: int | No
         if s.user is not None:
             players.append(PlayerRef(s.user, s.name))
         else:
-            players.append(PlayerRef(f"machine:{table.options.difficulty}", f"🤖 {MACHINE_NAMES[i]}"))
+            key = f"machine:{table.options.difficulty}:{MACHINE_NAMES[i].lower()}"
+            players.append(PlayerRef(key, f"🤖 {MACHINE_NAMES[i]}"))
     teams = ((players[0], players[2]), (players[1], players[3]))
     results = [GameResult(table.chat, teams, game, "game")]
     if table.options.mode == "match":

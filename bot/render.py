@@ -327,7 +327,8 @@ class Renderer:
         name = seat_name(self.table, seat)
         if self.table.due is not None and (self.table.due_key or "").split("|")[1:2] == ["turn"]:
             left = max(0, round(self.table.due - self.now))
-            return t.format(N_("Turn of {name} (⏱ {s} s)"), name=name, s=left)
+            if left <= 3600:  # a terminal table has no real deadline: no countdown there
+                return t.format(N_("Turn of {name} (⏱ {s} s)"), name=name, s=left)
         return t.format(N_("Turn of {name}"), name=name)
 
     def _turn_buttons(self, match: Match, seat: int) -> list[tuple[Button, ...]]:

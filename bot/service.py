@@ -28,7 +28,15 @@ from bot.i18n.rules import rules_sections, rules_summary
 from bot.leaderboard import GLOBAL_SCOPE, LeaderboardStore
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
-from bot.store.ports import ChatBusy, DeadlineStore, StoreError, StoreUnavailable, TableStore, VersionConflict
+from bot.store.ports import (
+    ChatBusy,
+    DeadlineStore,
+    StoreError,
+    StoreUnavailable,
+    TableExists,
+    TableStore,
+    VersionConflict,
+)
 from bot.store.prefs import PreferencesStore
 from bot.tokens import Token, TokenError, hand_stamp, lobby_stamp, parse_token
 from bot.views import Outcome, OutMessage
@@ -264,9 +272,7 @@ class Service:
                 lang=normalize_language(user.lang) if user.lang else lang,
             )
             try:
-                await self.deps.tables.create(
-                    table.id, table.model_dump_json(), chat_key=chat.key, user_keys=[user.key]
-                )
+                await self._create(table, chat, [user.key])
             except ChatBusy as busy:
                 shown = await self.show_table(busy.existing_table_id, user)
                 return Outcome(answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False)
@@ -276,6 +282,49 @@ class Service:
             return await self._mutate(table.id, user, lambda ctx: flow.start(ctx, user))
         # Arm the lobby expiry through a no-op mutation that renders the lobby.
         return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
+
+    async def new_machine_table(
+        self,
+        chat: ChatRef,
+        user: UserRef,
+        *,
+        senas: bool = False,
+        target: int = 40,
+        single_game: bool = False,
+    ) -> Outcome:
+        """A table of four machine seats, started at once (a demo, the terminal's ``--auto``, benchmarks)."""
+        lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
+        now = self.deps.clock()
+        table = flow.new_table(self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now)
+        table.options.senas = senas
+        table.options.target = target
+        table.options.mode = "game" if single_game else "match"
+        try:
+            await self._create(table, chat, [])
+        except ChatBusy:
+            return Outcome(answer=self._say(lang, ALREADY_TABLE), ok=False)
+        except StoreUnavailable:
+            return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False)
+        return await self._mutate(table.id, user, lambda ctx: flow.start(ctx, user, machines_only=True))
+
+    async def _create(self, table: TableState, chat: ChatRef, users: list[str]) -> None:
+        """Store a new table, drawing another id if this one is taken (never for a busy chat)."""
+        for _attempt in range(5):
+            try:
+                await self.deps.tables.create(
+                    table.id, table.model_dump_json(), chat_key=chat.key, user_keys=users
+                )
+                return
+            except ChatBusy:
+                raise
+            except TableExists:
+                table.id = self.deps.id_factory()
+        raise StoreUnavailable("could not find a free table id")
+
+    async def load_table(self, table_id: str) -> TableState | None:
+        """The stored table, read-only (for adapters and summaries)."""
+        stored = await self.deps.tables.load(table_id)
+        return None if stored is None else TableState.model_validate_json(stored.data)
 
     async def show_table(self, table_id: str, user: UserRef | None = None) -> Outcome:
         """Render a table as it stands (fresh messages), changing nothing."""

