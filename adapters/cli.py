@@ -16,11 +16,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)
+    sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "play":
         return console.run(args)
-    return 2
+    from adapters.runner import run
+
+    return run()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -82,7 +83,5 @@ async def run_deadlines(
             log.exception("deadline loop error")
             upcoming = None
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=wait)
-        except TimeoutError:
-            pass

@@ -92,6 +92,8 @@ class TableContext:
     table_fresh: bool = False
     hands_fresh: bool = False
     render_hands: bool = True
+    alert: bool = False
+    """Show the answer as an alert (a caught seña)."""
     messages: list[OutMessage] = field(default_factory=list)
     results: list[GameResult] = field(default_factory=list)
     flashes: list[tuple[str, float]] = field(default_factory=list)

@@ -203,9 +203,12 @@ class Service:
                         table=table_id,
                     )
                 if not ctx.changed:
-                    messages = self._render(ctx, previous) if render_unchanged else []
+                    messages = self._render(ctx, previous) if render_unchanged else ctx.messages
                     return Outcome(
-                        answer=self._say(lang, answer), messages=tuple(messages), ok=True, table=table_id
+                        answer=self._say(lang, answer),
+                        messages=tuple(messages),
+                        alert=ctx.alert,
+                        table=table_id,
                     )
                 flow.arm(ctx)
                 messages = self._render(ctx, previous)
@@ -229,7 +232,9 @@ class Service:
                 if old_due is not None and old_due != table.due_key:
                     await self.deps.deadlines.cancel(old_due)
                 await self._report(ctx)
-                return Outcome(answer=self._say(lang, answer), messages=tuple(messages), table=table_id)
+                return Outcome(
+                    answer=self._say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
+                )
             return Outcome(answer=self._say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
         except StoreUnavailable:
             log.warning("store unavailable while handling table %s", table_id)
@@ -385,8 +390,22 @@ class Service:
                 raise Refusal(msg.STALE_BUTTON)
             return flow.make_sena(ctx, user, code.removeprefix("sena_"))
         if code.startswith("catch"):
-            return flow.catch(ctx, user, int(code[5:]))
+            caught = flow.catch(ctx, user, int(code[5:]))
+            ctx.alert = True
+            return caught
         raise Refusal(msg.STALE_BUTTON)
+
+    async def show_hand(self, user: UserRef, table_id: str) -> Outcome:
+        """Send the user their private hand again (a deep link from the table's "My cards")."""
+
+        def step(ctx: TableContext) -> Answer:
+            ctx.require_match()
+            private = ctx.renderer().private_hand(ctx.seat_of(user), fresh=True)
+            if private is not None:
+                ctx.messages.append(private)
+            return None
+
+        return await self._mutate(table_id, user, step)
 
     async def join_seat(self, user: UserRef, table_id: str, seat: int) -> Outcome:
         """Sit ``user`` at ``seat`` of ``table_id`` (a deep link, when the platform could not reach them)."""

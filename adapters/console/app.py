@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import itertools
 import random
@@ -24,7 +25,7 @@ from bot.flow import FlowSettings
 from bot.i18n import LANGUAGES, normalize_language
 from bot.model import ChatRef, TableStatus, UserRef
 from bot.settings import Settings
-from bot.views import Button, OutMessage, Outcome
+from bot.views import Button, Outcome, OutMessage
 
 _RULE = "─" * 60
 
@@ -85,6 +86,11 @@ class ConsoleTable:
         self.show(await self.app.service.press(self.user, buttons[index - 1].token))
 
 
+def _wait_enter() -> None:
+    with contextlib.suppress(EOFError):
+        input("(Enter) ")
+
+
 def _flow_for_terminal() -> FlowSettings:
     # Machines act at once (their words are listed on the table); a person never times out here.
     return FlowSettings(turn_timeout=7 * 86400, machine_delay=0, next_hand_delay=0, lobby_timeout=7 * 86400)
@@ -111,7 +117,7 @@ async def play(args: argparse.Namespace, settings: Settings) -> int:
     user = UserRef("console:you", name, args.lang)
     # One terminal chat: an unfinished game is resumed the next time (it lives in the store, not here).
     chat = ChatRef("console:local", private=True, title="Terminal")
-    table = ConsoleTable(app, user, pause=lambda: input("(Enter) "))
+    table = ConsoleTable(app, user, pause=lambda: _wait_enter())
     try:
         await app.service.set_language(chat, user, args.lang)
         if args.senas or args.target != 40 or args.single:

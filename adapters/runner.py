@@ -1,0 +1,51 @@
+"""``musbot run``: start every chat adapter that has a token, until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from bot.bootstrap import build_app
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+async def serve(settings: Settings) -> int:
+    """Run the configured adapters on one bot core."""
+    if settings.telegram_token is None:
+        print(
+            "No adapter has a token: set TELEGRAM_TOKEN (see .env.example), or try the terminal table with "
+            "`musbot play`.",
+            file=sys.stderr,
+        )
+        return 2
+    from adapters.telegram.app import start_telegram, stop_telegram
+
+    app = await build_app(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        application, runtime = await start_telegram(app, settings)
+        try:
+            await stop.wait()
+        finally:
+            await stop_telegram(application, runtime)
+    finally:
+        await app.close()
+    return 0
+
+
+def run() -> int:
+    """Entry point of ``musbot run``."""
+    settings = Settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # httpx logs every request URL, which contains the bot token: keep it quiet.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    return asyncio.run(serve(settings))

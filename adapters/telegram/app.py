@@ -1,0 +1,171 @@
+"""The Telegram Application: handlers, command menus in six languages, the deadline loop, polling or webhook.
+
+``build_application`` wires a python-telegram-bot ``Application`` to the bot core; ``run`` starts it with
+long polling (default) or a webhook (``TELEGRAM_WEBHOOK_URL`` set: a secret path and secret token, so several
+workers can sit behind a load balancer — every state lives in Redis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from telegram import BotCommand, Update
+from telegram.error import TelegramError
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+)
+
+from adapters.telegram.handlers import TelegramHandlers
+from adapters.telegram.sender import Sender
+from adapters.telegram.surfaces import RedisSurfaces, Surfaces
+from bot.bootstrap import App, run_deadlines
+from bot.i18n import LANGUAGES, translator
+from bot.i18n.markers import N_
+from bot.service import Service
+from bot.settings import Settings
+from bot.views import Outcome
+
+log = logging.getLogger(__name__)
+_ = N_
+
+#: The command menu, in the order Telegram shows it.
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("newgame", _("Open a Mus table here")),
+    ("leaderboard", _("Ratings of this chat")),
+    ("stats", _("Your own figures")),
+    ("rules", _("The rules in a minute")),
+    ("language", _("Language of this chat")),
+    ("cancel", _("Close the table")),
+    ("help", _("What this bot does")),
+)
+
+
+@dataclass
+class TelegramRuntime:
+    """What runs next to the Application: the sender, the handlers and the deadline loop."""
+
+    service: Service
+    sender: Sender
+    handlers: TelegramHandlers
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    loop_task: asyncio.Task[None] | None = None
+
+    async def on_outcome(self, outcome: Outcome) -> None:
+        """Render what a fired deadline produced."""
+        self.sender.deliver(outcome.messages)
+
+    async def start_deadlines(self) -> None:
+        """Start firing deadlines in the background."""
+        self.stop.clear()
+        self.loop_task = asyncio.create_task(run_deadlines(self.service, self.on_outcome, self.stop))
+
+    async def stop_deadlines(self) -> None:
+        """Stop the deadline loop and the sender."""
+        self.stop.set()
+        if self.loop_task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.loop_task
+        with contextlib.suppress(TimeoutError):
+            await self.sender.flush(timeout=5.0)  # let the last views out
+        await self.sender.close()
+
+
+def build_application(
+    service: Service,
+    settings: Settings,
+    surfaces: Surfaces,
+    *,
+    rate_limiter: bool = True,
+    min_interval: float = 1.0,
+    bot_username: str | None = None,
+) -> tuple[Application, TelegramRuntime]:  # type: ignore[type-arg]
+    """An Application whose handlers call ``service``; ``surfaces`` remembers messages and reachability."""
+    if settings.telegram_token is None:
+        raise ValueError("TELEGRAM_TOKEN is not set")
+    builder = ApplicationBuilder().token(settings.telegram_token.get_secret_value())
+    if settings.telegram_api_base_url:
+        base = settings.telegram_api_base_url.rstrip("/")
+        builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
+    if rate_limiter:
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=2))  # type: ignore[arg-type]
+    # Updates are handled concurrently; the store's compare-and-set keeps every table consistent.
+    builder = builder.concurrent_updates(16)
+    application = builder.build()
+    sender = Sender(application.bot, surfaces, min_interval=min_interval)
+    handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
+    runtime = TelegramRuntime(service, sender, handlers)
+    for name, callback in (
+        ("start", handlers.start),
+        ("newgame", handlers.newgame),
+        ("cancel", handlers.cancel),
+        ("leaderboard", handlers.leaderboard),
+        ("stats", handlers.stats),
+        ("rules", handlers.rules),
+        ("language", handlers.language),
+        ("help", handlers.help),
+    ):
+        application.add_handler(CommandHandler(name, callback))
+    application.add_handler(CallbackQueryHandler(handlers.button))
+    return application, runtime
+
+
+async def set_command_menus(application: Application) -> None:  # type: ignore[type-arg]
+    """``setMyCommands`` for every language (the default menu in Spanish)."""
+    for lang in (None, *LANGUAGES):
+        t = translator(lang or "es")
+        commands = [BotCommand(name, t.gettext(description)) for name, description in COMMANDS]
+        try:
+            await application.bot.set_my_commands(commands, language_code=lang)
+        except TelegramError as exc:
+            log.warning("setMyCommands(%s) failed: %s", lang, exc)
+
+
+async def start_telegram(
+    app: App, settings: Settings, *, rate_limiter: bool = True
+) -> tuple[
+    Application, TelegramRuntime  # type: ignore[type-arg]
+]:
+    """Initialise and start the Application (polling or webhook) plus the deadline loop."""
+    surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
+    application, runtime = build_application(app.service, settings, surfaces, rate_limiter=rate_limiter)
+    await application.initialize()
+    runtime.handlers.bot_username = application.bot.username
+    await set_command_menus(application)
+    await application.start()
+    assert application.updater is not None
+    if settings.telegram_webhook_url:
+        secret = (
+            settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
+        )
+        path = urlparse(settings.telegram_webhook_url).path.lstrip("/") or "telegram"
+        await application.updater.start_webhook(
+            listen=settings.telegram_webhook_listen,
+            port=settings.telegram_webhook_port,
+            url_path=path,
+            webhook_url=settings.telegram_webhook_url,
+            secret_token=secret,
+            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+        )
+    else:
+        await application.updater.start_polling(allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY])
+    await runtime.start_deadlines()
+    log.info("telegram adapter running as @%s", application.bot.username)
+    return application, runtime
+
+
+async def stop_telegram(application: Application, runtime: TelegramRuntime) -> None:  # type: ignore[type-arg]
+    """Stop polling/webhook, the deadline loop and the Application."""
+    if application.updater is not None and application.updater.running:
+        await application.updater.stop()
+    await runtime.stop_deadlines()
+    if application.running:
+        await application.stop()
+    await application.shutdown()

@@ -1,0 +1,195 @@
+"""Thin Telegram handlers: parse the update, call the service, answer the callback, hand views to the sender.
+
+No game logic lives here. The only Telegram-specific decision is reachability: a bot cannot write first to a
+user who never opened it, so a seat press (or "My cards") by such a user is answered with a deep link
+(``t.me/<bot>?start=<payload>``) that seats them (or sends their cards) when they open the bot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from dataclasses import dataclass
+
+from telegram import Update
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+from telegram.helpers import create_deep_linked_url
+
+from adapters.telegram.ids import chat_ref, user_ref
+from adapters.telegram.sender import Sender
+from adapters.telegram.surfaces import Surfaces
+from bot.i18n import common as msg
+from bot.i18n import normalize_language, translator
+from bot.i18n.markers import N_
+from bot.model import UserRef
+from bot.service import Service
+from bot.store.ports import StoreUnavailable
+from bot.tokens import TokenError, parse_token
+from bot.views import Outcome
+
+log = logging.getLogger(__name__)
+_ = N_
+
+OPEN_BOT_FIRST = _("Open a private chat with me first, so that I can give you your cards.")
+WELCOME = _(
+    "Hi! I am a Mus bot. Add me to a group and type /newgame there to play with friends, "
+    "or type /newgame here to play with a machine partner against two machines. /help lists the commands."
+)
+_JOIN_RE = re.compile(r"^j(?P<table>[a-z0-9]{8})(?P<seat>[0-3])$")
+_CARDS_RE = re.compile(r"^h(?P<table>[a-z0-9]{8})$")
+
+
+@dataclass
+class TelegramHandlers:
+    """The handlers of one Application, sharing the service, the sender and the surfaces."""
+
+    service: Service
+    sender: Sender
+    surfaces: Surfaces
+    bot_username: str
+
+    def deep_link(self, payload: str) -> str:
+        """``https://t.me/<bot>?start=<payload>``."""
+        return create_deep_linked_url(self.bot_username, payload)
+
+    def render(self, outcome: Outcome) -> None:
+        """Hand an outcome's views to the sender."""
+        self.sender.deliver(outcome.messages)
+
+    async def _reply(self, update: Update, outcome: Outcome) -> None:
+        """Deliver an outcome to a command: its views, and its answer as a message in that chat."""
+        self.render(outcome)
+        if outcome.answer and update.effective_chat is not None:
+            try:
+                await update.effective_chat.send_message(outcome.answer[:4096])
+            except TelegramError as exc:
+                log.info("could not answer a command: %s", exc)
+
+    # --- commands ------------------------------------------------------------------------------------
+
+    async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/start [payload]``: mark the user reachable; a deep link seats them or sends their cards."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        user = user_ref(update.effective_user)
+        if update.effective_chat.type == "private":
+            with contextlib.suppress(StoreUnavailable):
+                await self.surfaces.set_reachable(update.effective_user.id, True)
+        payload = context.args[0] if context.args else ""
+        if (m := _JOIN_RE.match(payload)) is not None:
+            await self._reply(update, await self.service.join_seat(user, m["table"], int(m["seat"])))
+            return
+        if (m := _CARDS_RE.match(payload)) is not None:
+            outcome = await self.service.show_hand(user, m["table"])
+            await self._reply(update, outcome)
+            return
+        lang = normalize_language(user.lang)
+        await update.effective_chat.send_message(translator(lang).gettext(WELCOME))
+
+    async def newgame(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/newgame``: a lobby in a group, a solo game in a private chat."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        chat = chat_ref(update.effective_chat)
+        if chat.private:
+            with contextlib.suppress(StoreUnavailable):
+                await self.surfaces.set_reachable(update.effective_user.id, True)
+        await self._reply(update, await self.service.new_table(chat, user_ref(update.effective_user)))
+
+    async def cancel(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/cancel``: close this chat's table."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        outcome = await self.service.cancel(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        await self._reply(update, outcome)
+
+    async def leaderboard(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/leaderboard [global]``."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        scope = "global" if context.args and context.args[0].lower() in ("global", "all", "todos") else "chat"
+        outcome = await self.service.leaderboard(
+            chat_ref(update.effective_chat), user_ref(update.effective_user), scope
+        )
+        await self._reply(update, outcome)
+
+    async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/stats``: the user's own figures."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        outcome = await self.service.stats(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        await self._reply(update, outcome)
+
+    async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/rules [full]``."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        args = context.args or []
+        full = bool(args) and args[0].lower() in ("full", "all", "completas", "osoak", "toutes", "todas")
+        outcome = await self.service.rules(
+            chat_ref(update.effective_chat), user_ref(update.effective_user), full
+        )
+        await self._reply(update, outcome)
+
+    async def language(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/language xx``: the chat's language."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        code = context.args[0] if context.args else None
+        outcome = await self.service.set_language(
+            chat_ref(update.effective_chat), user_ref(update.effective_user), code
+        )
+        await self._reply(update, outcome)
+
+    async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/help``."""
+        if update.effective_user is None or update.effective_chat is None:
+            return
+        outcome = await self.service.help(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        await self._reply(update, outcome)
+
+    # --- buttons -------------------------------------------------------------------------------------
+
+    async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Every inline button: call the service, then always answer the callback query."""
+        query = update.callback_query
+        if query is None:
+            return
+        user = user_ref(query.from_user)
+        answer: str | None = None
+        alert = False
+        url: str | None = None
+        try:
+            link = await self._needs_private_chat(user, query.from_user.id, query.data)
+            if link is not None:
+                url = link
+            else:
+                outcome = await self.service.press(user, query.data)
+                answer, alert = outcome.answer, outcome.alert
+                self.render(outcome)
+        except Exception:  # the callback is answered whatever happens
+            log.exception("button press failed")
+            answer = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
+        try:
+            await query.answer(text=(answer or None) and answer[:200], show_alert=alert, url=url)
+        except TelegramError as exc:
+            log.info("could not answer a callback query: %s", exc)
+
+    async def _needs_private_chat(self, user: UserRef, user_id: int, data: str | None) -> str | None:
+        """A deep link for a seat or "My cards" press by someone the bot cannot write to yet."""
+        try:
+            token = parse_token(data)
+        except TokenError:
+            return None
+        seat_press = token.code.startswith("seat") and token.stamp == "L"
+        if not seat_press and token.code != "cards":
+            return None
+        try:
+            if await self.surfaces.reachable(user_id):
+                return None
+        except StoreUnavailable:
+            return None
+        payload = f"j{token.table}{token.code[4:]}" if seat_press else f"h{token.table}"
+        return self.deep_link(payload)
