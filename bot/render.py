@@ -78,9 +78,9 @@ def stones_label(t: Translator, stones: int) -> str:
     a, p = amarracos(stones)
     parts = []
     if a:
-        parts.append(t.nformat(N_("{n} amarraco"), N_("{n} amarracos"), a))
+        parts.append(t.nformat("{n} amarraco", "{n} amarracos", a))
     if p or not a:
-        parts.append(t.nformat(N_("{n} piedra"), N_("{n} piedras"), p))
+        parts.append(t.nformat("{n} piedra", "{n} piedras", p))
     return f"{' '.join(parts)} ({stones})"
 
 
@@ -441,7 +441,7 @@ class Renderer:
                 rows.append(
                     (
                         Button(
-                            t.nformat(N_("Discard {n} card"), N_("Discard {n} cards"), len(picked)),
+                            t.nformat("Discard {n} card", "Discard {n} cards", len(picked)),
                             make_token(table.id, stamp, "discard"),
                         ),
                     )

@@ -463,7 +463,8 @@ class Service:
         t = translator(lang)
         board = self.deps.leaderboard
         key = GLOBAL_SCOPE if scope == "global" else chat.key
-        lines = [t.gettext(GLOBAL_TITLE if scope == "global" else LEADERBOARD_TITLE)]
+        title = GLOBAL_TITLE if scope == "global" else LEADERBOARD_TITLE
+        lines = [t.gettext(title)]
         try:
             entries = [] if board is None else await board.top(key, n)
         except StoreUnavailable:

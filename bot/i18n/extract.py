@@ -54,6 +54,7 @@ KEYWORDS: Final[dict[str, tuple[int, ...] | None]] = {
     "N_": None,
     "gettext": None,
     "ngettext": (1, 2),
+    "nformat": (1, 2),
 }
 
 COMMENT_TAGS: Final[tuple[str, ...]] = ("Translators:",)
