@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 #: Slots whose newer state replaces a pending older one.
 COALESCING_SLOTS = frozenset({"lobby", "table", "hand"})
 MAX_TEXT = 4096
+_SHOWN_CAP = 50_000
 
 
 @dataclass
@@ -93,7 +94,16 @@ class Sender:
         self.clock = clock
         self.max_attempts = max_attempts
         self._lanes: dict[int, _Lane] = {}
-        self.stats: dict[str, int] = {"send": 0, "edit": 0, "not_modified": 0, "retry_after": 0, "blocked": 0}
+        # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
+        self._shown: dict[tuple[int, str, str], tuple[str, object]] = {}
+        self.stats: dict[str, int] = {
+            "send": 0,
+            "edit": 0,
+            "skipped": 0,
+            "not_modified": 0,
+            "retry_after": 0,
+            "blocked": 0,
+        }
 
     def deliver(self, messages: Sequence[OutMessage]) -> None:
         """Queue views for delivery (returns at once; the lanes' workers send them)."""
@@ -187,25 +197,39 @@ class Sender:
             log.warning("telegram refused a view for chat %s: %s", lane.chat_id, exc)
         return None
 
+    def _remember(self, key: tuple[int, str, str], content: tuple[str, object]) -> None:
+        if len(self._shown) >= _SHOWN_CAP:
+            self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
+        self._shown[key] = content
+
     async def _send(self, chat_id: int, message: OutMessage) -> None:
         text = message.text[:MAX_TEXT] or "…"
         markup = markup_of(message)
+        shown_key = (chat_id, message.table, message.slot)
+        content = (text, message.buttons)
+        if not message.fresh and self._shown.get(shown_key) == content:
+            self.stats["skipped"] += 1
+            return
         known = None if message.fresh else await self.surfaces.get(message.table, chat_id, message.slot)
         if known is not None:
             try:
                 await self.bot.edit_message_text(text, chat_id=chat_id, message_id=known, reply_markup=markup)
                 self.stats["edit"] += 1
+                self._remember(shown_key, content)
                 return
             except BadRequest as exc:
                 reason = str(exc).lower()
                 if "not modified" in reason:
                     self.stats["not_modified"] += 1
+                    self._remember(shown_key, content)
                     return
                 if "not found" not in reason and "can't be edited" not in reason:
                     raise
                 await self.surfaces.forget(message.table, chat_id, message.slot)  # deleted: post it again
         sent = await self.bot.send_message(chat_id, text, reply_markup=markup)
         self.stats["send"] += 1
+        if message.slot in COALESCING_SLOTS:
+            self._remember(shown_key, content)
         if message.table and message.slot in COALESCING_SLOTS:
             await self.surfaces.set(message.table, chat_id, message.slot, sent.message_id)
         if message.user is not None:
