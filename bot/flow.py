@@ -284,7 +284,7 @@ def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
         raise Refusal(_("Already played."))
     if not hand.can_act(seat, action):
         raise Refusal(NOT_NOW)
-    _back_in_control(ctx, seat)
+    back_in_control(ctx, seat)
     match.act(seat, action)
     ctx.save_match()
     advance(ctx)
@@ -305,7 +305,7 @@ def pick(ctx: TableContext, user: UserRef, index: int) -> None:
         [c for c in s.discard_pick if c != name] if name in s.discard_pick else [*s.discard_pick, name]
     )
     s.discard_ready = False
-    _back_in_control(ctx, seat)
+    back_in_control(ctx, seat)
     ctx.changed = True
 
 
@@ -321,7 +321,7 @@ def confirm_discard(ctx: TableContext, user: UserRef) -> str:
     if not s.discard_pick:
         raise Refusal(NOTHING_PICKED)
     s.discard_ready = True
-    _back_in_control(ctx, seat)
+    back_in_control(ctx, seat)
     ctx.changed = True
     advance(ctx)
     return DISCARD_QUEUED
@@ -337,7 +337,7 @@ def make_sena(ctx: TableContext, user: UserRef, name: str) -> str:
         record = match.make_sena(seat, name, ctx.now)
     except (SenaError, MusError):
         raise Refusal(SENA_REFUSED) from None
-    _back_in_control(ctx, seat)
+    back_in_control(ctx, seat)
     _machines_catch(ctx, record.index)
     ctx.flashes.append(
         (
@@ -365,7 +365,10 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
     except CatchError as exc:
         raise Refusal(CATCH_DONE if "already" in str(exc) else CATCH_LATE) from None
     ctx.save_match()
-    ctx.render_hands = False
+    ctx.render_hands = False  # only the catcher's hand changes (it now names the seña)
+    private = ctx.renderer().private_hand(seat)
+    if private is not None:
+        ctx.messages.append(private)
     from bot.render import SENA_NAMES, seat_name  # local: names only needed for this answer
 
     return CAUGHT, {"name": seat_name(ctx.table, made.seat), "sena": SENA_NAMES[made.sena]}
@@ -374,7 +377,8 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
 # --- machines, queued discards, deals ------------------------------------------------------------------
 
 
-def _back_in_control(ctx: TableContext, seat: int) -> None:
+def back_in_control(ctx: TableContext, seat: int) -> None:
+    """The player acted: forget their timeouts and take the seat back from the machine."""
     s = ctx.table.seats[seat]
     if s.timeouts or s.autopilot:
         s.timeouts = 0

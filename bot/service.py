@@ -79,6 +79,8 @@ _LOBBY_CODES = {
     "o_mode",
 }
 _ID_ALPHABET = string.ascii_lowercase + string.digits
+#: Seconds before a deadline whose firing failed is tried again.
+RETRY_FAILED_DEADLINE = 2.0
 
 Answer = tuple[str, dict[str, object]] | str | None
 
@@ -116,6 +118,8 @@ class Service:
         """Use the given stores, clock, randomness and machine players."""
         self.deps = deps
         self._policies: dict[str, Policy] = {}
+        self._failed: dict[str, float] = {}
+        """Deadlines whose firing failed, to schedule again once the store answers."""
 
     # --- plumbing ------------------------------------------------------------------------------------
 
@@ -229,21 +233,28 @@ class Service:
                     )
                 except VersionConflict:
                     continue
-                if old_due is not None and old_due != table.due_key:
-                    await self.deps.deadlines.cancel(old_due)
-                await self._report(ctx)
+                await self._after_write(ctx, old_due)
                 return Outcome(
                     answer=self._say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
                 )
             return Outcome(answer=self._say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
         except StoreUnavailable:
             log.warning("store unavailable while handling table %s", table_id)
-            return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id)
+            return Outcome(
+                answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id, failed=True
+            )
         except Exception:
             log.exception("unexpected error on table %s; nothing was written", table_id)
-            return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id)
+            return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
 
-    async def _report(self, ctx: TableContext) -> None:
+    async def _after_write(self, ctx: TableContext, old_due: str | None) -> None:
+        """Housekeeping once a change is stored; a failure here must not turn the success into an error."""
+        table = ctx.table
+        if old_due is not None and old_due != table.due_key:
+            try:
+                await self.deps.deadlines.cancel(old_due)
+            except StoreError:
+                log.warning("could not cancel a stale deadline (it will fire as a no-op)")
         board = self.deps.leaderboard
         if board is None:
             return
@@ -353,8 +364,11 @@ class Service:
         code = token.code
         table = ctx.table
         if code in _LOBBY_CODES:
+            # Lobby buttons only work in the lobby (an old lobby message must not cancel a running game).
             if token.stamp != lobby_stamp():
                 raise Refusal(msg.STALE_BUTTON)
+            if table.status is not TableStatus.LOBBY:
+                raise Refusal(flow.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
             if code.startswith("seat"):
                 answer = flow.join(ctx, user, int(code[4:]))
                 team = "A" if int(code[4:]) % 2 == 0 else "B"
@@ -375,6 +389,7 @@ class Service:
             raise Refusal(msg.STALE_BUTTON)
         if code == "cards":
             seat = ctx.seat_of(user)
+            flow.back_in_control(ctx, seat)
             private = ctx.renderer().private_hand(seat, fresh=True)
             if private is not None:
                 ctx.messages.append(private)
@@ -562,14 +577,34 @@ class Service:
         return await self._mutate(table_id, None, step, render_unchanged=key.split("|")[1:2] == ["flash"])
 
     async def fire_due(self, now: float | None = None, limit: int = 100) -> list[Outcome]:
-        """Claim the deadlines due at ``now`` (atomically: each fires on one worker only) and fire them."""
+        """Claim the deadlines due at ``now`` (atomically: each fires on one worker only) and fire them.
+
+        A deadline whose firing failed (the store was down) is scheduled again a little later, so a table
+        never stays stuck waiting for a machine or a deal.
+        """
         moment = self.deps.clock() if now is None else now
+        await self._reschedule_failed()
         try:
             keys = await self.deps.deadlines.claim_due(moment, limit)
         except StoreUnavailable:
             log.warning("deadline store unavailable")
             return []
-        return [await self.fire(key) for key in keys]
+        outcomes = []
+        for key in keys:
+            outcome = await self.fire(key)
+            if outcome.failed:
+                self._failed[key] = moment + RETRY_FAILED_DEADLINE
+            outcomes.append(outcome)
+        await self._reschedule_failed()
+        return outcomes
+
+    async def _reschedule_failed(self) -> None:
+        for key, due in list(self._failed.items()):
+            try:
+                await self.deps.deadlines.schedule(key, due)
+            except StoreUnavailable:
+                return
+            del self._failed[key]
 
     async def next_due(self) -> float | None:
         """When the next deadline is due, if any."""

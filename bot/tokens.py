@@ -74,8 +74,8 @@ def parse_token(data: object) -> Token:
     """Parse a token; raise :class:`TokenError` for anything that is not exactly a valid token."""
     if not isinstance(data, str) or len(data.encode("utf-8", "replace")) > MAX_TOKEN_BYTES:
         raise TokenError("not a token")
-    match = _TOKEN_RE.match(data)
-    if match is None or CODE_RE.match(match["code"]) is None:
+    match = _TOKEN_RE.fullmatch(data)
+    if match is None or CODE_RE.fullmatch(match["code"]) is None:
         raise TokenError("not a token")
     return Token(match["table"], match["stamp"], match["code"])
 

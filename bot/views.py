@@ -7,7 +7,7 @@ buttons carrying action tokens. ``slot`` names the logical message it updates (`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,5 +52,5 @@ class Outcome:
     ok: bool = True
     """Whether the command changed something."""
     table: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
-    """Adapter hints, e.g. ``{"deep_link": payload}`` when the user must open a private chat first."""
+    failed: bool = False
+    """The store (or something unexpected) failed: nothing was written; worth retrying later."""

@@ -11,6 +11,7 @@ Each action has a check (:meth:`Hand.check`) raising a precise :class:`~engine.e
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -300,6 +301,9 @@ class Hand:
             missing = [c for c in cards if c not in self.hands[seat]]
             if missing:
                 raise DiscardError(f"seat {seat} does not hold {' '.join(card_names(missing))}")
+            if self._speakers_done == 3 and not self._can_replace({**self._round_discards, seat: cards}):
+                # Only a hand built from a short explicit deck can get here; a dealt hand always can.
+                raise RecordError("the deck holds too few cards to replace these discards")
             return
         assert self.betting is not None
         self.betting.check(seat, action)
@@ -345,6 +349,8 @@ class Hand:
     def make_sena(self, seat: int, sena: Sena | str, now: float = 0.0) -> SenaRecord:
         """Make a seña for ``seat`` at time ``now`` (the caller's clock); takes no turn."""
         self.check_sena(seat, sena)
+        if not math.isfinite(now):
+            raise SenaError(f"a seña needs a finite time, not {now!r}")
         record = SenaRecord(len(self.senas), seat, Sena(sena), float(now), len(self.log))
         self.senas.append(record)
         self.journal.append((seat, f"sena {record.sena.value}", record.made_at))
@@ -370,7 +376,11 @@ class Hand:
             raise SenaError(f"{name.value} is not true of seat {seat}'s cards")
 
     def catch_sena(self, seat: int, sena_index: int, now: float) -> CatchRecord:
-        """A rival of the seña's maker catches it at ``now``; only inside the catch window."""
+        """A rival of the seña's maker catches it at ``now``: within the catch window, before the hand ends."""
+        if self.over:
+            raise HandOverError("the hand is over")
+        if not math.isfinite(now):
+            raise CatchError(f"a catch needs a finite time, not {now!r}")
         if seat not in range(4):
             raise CatchError(f"there is no seat {seat!r}")
         if not 0 <= sena_index < len(self.senas):
@@ -399,6 +409,22 @@ class Hand:
     def _cut(self) -> None:
         self.evals = [evaluate(h) for h in self.hands]
         self._open_lance(Lance.GRANDE)
+
+    def _can_replace(self, round_discards: dict[int, tuple[Card, ...]]) -> bool:
+        """Whether :meth:`_replace` would find enough cards (it follows the same steps, counting only)."""
+        deck = len(self.deck)
+        pile = len(self.discard_pile) + sum(len(c) for c in round_discards.values())
+        for position, seat in enumerate(self.speaking_order()):
+            needed = len(round_discards[seat])
+            taken = min(deck, needed)
+            deck -= taken
+            if needed > taken:
+                set_aside = needed if position == 3 else 0
+                deck, pile = pile - set_aside, set_aside
+                if deck < needed - taken:
+                    return False
+                deck -= needed - taken
+        return True
 
     def _replace(self) -> None:
         """Deal replacements in speaking order, reshuffling discards if the deck runs out."""

@@ -12,6 +12,7 @@ import random
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.errors import MusError, RecordError
+from engine.hand import Hand
 from engine.match import HandOutcome, Match, MatchConfig
 from engine.record import HandRecord, record_of, replay
 
@@ -114,14 +115,38 @@ def restore_match(state: MatchState, rng: random.Random | None = None) -> Match:
         game_number=state.game_number,
         winner=state.winner,
     )
+    if state.winner not in (None, 0, 1):
+        raise RecordError(f"winner must be a team 0 or 1, not {state.winner!r}")
     if state.hand is not None:
         match.hand = replay(state.hand, rng)
+        _check_continues(state, match.hand)
     if state.last_outcome is not None:
         o = state.last_outcome
         match.last_outcome = HandOutcome(
             o.hand_number, o.game_winner, o.vaca_winner, o.match_winner, o.scores
         )
     return match
+
+
+def _check_continues(state: MatchState, played: Hand) -> None:
+    """The saved hand must belong to the saved match: same options, its mano and start scores."""
+    hand = state.hand
+    assert hand is not None
+    same_options = (hand.target, hand.senas, hand.catch_window, hand.max_bet) == (
+        state.target,
+        state.senas,
+        state.catch_window,
+        state.max_bet,
+    )
+    if not same_options:
+        raise RecordError("the saved hand was played with other table options")
+    if played.over:
+        # The hand is over and settled: the match has moved on past it.
+        if state.next_mano != (hand.mano + 1) % 4:
+            raise RecordError("the mano did not move on after the saved hand")
+        return
+    if state.next_mano != hand.mano or tuple(state.scores) != tuple(hand.scores):
+        raise RecordError("the saved hand does not continue the saved match (mano or scores)")
 
 
 def load_match(data: str | bytes, rng: random.Random | None = None) -> Match:

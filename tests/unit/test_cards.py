@@ -96,7 +96,7 @@ def test_parse_cards_keeps_the_order() -> None:
     assert parse_cards([]) == []
 
 
-# -- 8 reyes: effective ranks ------------------------------------------------------------------------
+# -- 8 reyes: effective ranks ------------------------------------------------------------------------------
 
 ORDER_HIGH_TO_LOW = [("12", "3"), ("11",), ("10",), ("7",), ("6",), ("5",), ("4",), ("1", "2")]
 
@@ -129,8 +129,16 @@ def test_three_is_a_rey_and_two_is_an_as_across_suits() -> None:
 @pytest.mark.parametrize(
     ("rank", "value"),
     [
-        ("12", 10), ("11", 10), ("10", 10), ("3", 10), ("7", 7),
-        ("6", 6), ("5", 5), ("4", 4), ("2", 1), ("1", 1),
+        ("12", 10),
+        ("11", 10),
+        ("10", 10),
+        ("3", 10),
+        ("7", 7),
+        ("6", 6),
+        ("5", 5),
+        ("4", 4),
+        ("2", 1),
+        ("1", 1),
     ],
 )
 def test_card_values_for_juego_and_punto(rank: str, value: int) -> None:
@@ -143,7 +151,7 @@ def test_the_deck_adds_up() -> None:
     assert sum(card_value(c) for c in FULL_DECK) == 256
 
 
-# -- action words that carry cards --------------------------------------------------------------------
+# -- action words that carry cards -------------------------------------------------------------------------
 
 
 def test_a_discard_word_parses_its_cards() -> None:

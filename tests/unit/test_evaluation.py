@@ -13,7 +13,7 @@ import pytest
 from engine.cards import FULL_DECK, Card, card_name, parse_cards
 from engine.evaluation import TABLE, Lance, ParesKind, compare, evaluate
 
-# -- a slow, independent reading of RULES.md -------------------------------------------------------
+# -- a slow, independent reading of RULES.md ---------------------------------------------------------------
 
 # Effective ranks, low to high, and the printed cards of each (8 reyes: the 3 is a rey, the 2 an as).
 REF_ORDER = ["A", "4", "5", "6", "7", "S", "C", "R"]
@@ -103,7 +103,7 @@ def mano_wins(lance: Lance, mano: int, text_by_seat: Sequence[str]) -> int | Non
     return compare(lance, {s: parse_cards(text_by_seat[s].split()) for s in range(4)}, mano)
 
 
-# -- the table -------------------------------------------------------------------------------------
+# -- the table ---------------------------------------------------------------------------------------------
 
 
 def test_the_table_has_330_entries_one_per_rank_multiset() -> None:
@@ -159,7 +159,7 @@ def test_evaluate_needs_four_cards() -> None:
         evaluate(parse_cards(["12o", "12c", "12e", "12b", "1o"]))
 
 
-# -- grande and chica ------------------------------------------------------------------------------
+# -- grande and chica --------------------------------------------------------------------------------------
 
 
 def test_grande_compares_high_to_low_card_by_card() -> None:
@@ -186,7 +186,7 @@ def test_chica_lowest_wins_card_by_card_and_a_2_is_an_as() -> None:
     assert key(Lance.CHICA, "1o 4c 5e 3b") == key(Lance.CHICA, "2c 4e 5c 12b")
 
 
-# -- pares -----------------------------------------------------------------------------------------
+# -- pares -------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -239,7 +239,7 @@ def test_medias_and_par_compare_only_the_rank() -> None:
     assert key(Lance.PARES, "6o 6c 12e 11b") < key(Lance.PARES, "7o 7c 1e 4b")
 
 
-# -- juego and punto -------------------------------------------------------------------------------
+# -- juego and punto ---------------------------------------------------------------------------------------
 
 JUEGO_HANDS = {
     31: "12o 11o 10o 1o",
@@ -274,7 +274,7 @@ def test_punto_30_is_best_and_higher_sums_win() -> None:
     assert key(Lance.PUNTO, "1o 1c 2o 2c") == 4  # the worst punto is four ases: 4
 
 
-# -- winners and ties ------------------------------------------------------------------------------
+# -- winners and ties --------------------------------------------------------------------------------------
 
 # Four hands equal in every lance: R R 7 A (28, a par of reyes, no juego).
 ALL_EQUAL = ["12o 12c 7o 1o", "12e 12b 7c 1c", "3o 3c 7e 1e", "3e 3b 7b 1b"]

@@ -1,4 +1,4 @@
-"""The hand's phase machine, driven through explicit deals (RULES.md: deal and mus, lances, betting, count)."""
+"""The hand's phase machine through explicit deals (RULES.md: deal and mus, lances, betting, count)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from engine.evaluation import Lance
 from engine.hand import Hand, HandConfig, OrdagoResult, Phase
 from engine.record import record_of
 
-# -- deals -----------------------------------------------------------------------------------------------
+# -- deals -------------------------------------------------------------------------------------------------
 
 # s0 R R C S (40, par R)   s1 A A 4 5 (11, par A)   s2 7 7 6 C (30, par 7)   s3 R C S A (31, no pares)
 DEAL_A = ["12o 12c 11o 10o", "1o 1c 4o 5o", "7o 7c 6o 11c", "3o 11e 10c 1e"]
@@ -124,7 +124,7 @@ def assert_forty(hand: Hand) -> None:
     assert sorted(every) == list(FULL_DECK)
 
 
-# -- construction -------------------------------------------------------------------------------------------
+# -- construction ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -172,7 +172,22 @@ def test_a_short_deck_never_crashes_with_a_non_domain_error() -> None:
             hand.act(seat, discard(hand.hands[seat][:n]))
 
 
-# -- mus and discards ----------------------------------------------------------------------------------------
+def test_with_a_short_deck_legal_actions_still_agree_with_can_act() -> None:
+    """If a short deck is accepted at all, no listed discard may be refused when it is taken."""
+    try:
+        hand = Hand(mano=0, hands=[cards(h) for h in DEAL_A], deck=cards("2o 2c 2e"))
+    except RecordError:
+        return  # refusing such a deal outright is fine
+    for seat in range(4):
+        hand.act(seat, MUS)
+    for seat in range(3):
+        hand.act(seat, discard(hand.hands[seat][:1]))
+    legal = hand.legal_actions(3)
+    refused = [a.word for a in legal if not hand.can_act(3, a)]
+    assert refused == [], f"listed as legal but refused: {refused}"
+
+
+# -- mus and discards --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mano", range(4))
@@ -364,7 +379,7 @@ def test_many_mus_rounds_keep_every_card_and_four_per_seat() -> None:
     assert hand.phase is Phase.GRANDE
 
 
-# -- lances and participants -----------------------------------------------------------------------------------
+# -- lances and participants -------------------------------------------------------------------------------
 
 
 def phases_and_turns_of_all_paso(hand: Hand) -> list[tuple[Phase, int]]:
@@ -481,7 +496,7 @@ def test_punto_when_nobody_has_juego() -> None:
     assert hand.points_by_lance()["punto"] == [1, 0]
 
 
-# -- opening and answering ---------------------------------------------------------------------------------------
+# -- opening and answering ---------------------------------------------------------------------------------
 
 
 def test_answers_start_with_the_seat_after_the_proposer_not_the_mano() -> None:
@@ -678,7 +693,7 @@ def test_an_ordago_tie_goes_to_the_seat_nearest_the_mano(mano: int) -> None:
     assert hand.ordago == OrdagoResult(Lance.GRANDE, mano % 2)
 
 
-# -- the count --------------------------------------------------------------------------------------------------
+# -- the count ---------------------------------------------------------------------------------------------
 
 
 def test_all_paso_count_of_deal_a() -> None:
@@ -699,7 +714,8 @@ def test_all_paso_count_of_deal_a() -> None:
 
 
 def test_the_count_goes_in_order_and_stops_at_the_target() -> None:
-    # grande team 0 → 38, chica team 1 → 39, pares team 0 → 40: team 0 wins; juego (3 for team 1) is not counted.
+    # grande team 0 → 38, chica team 1 → 39, pares team 0 → 40: team 0 wins; juego (3 for team 1) is not
+    # counted.
     hand = make_hand(DEAL_A, scores=(37, 38))
     phases_and_turns_of_all_paso(hand)
     assert hand.winner == 0
@@ -745,7 +761,11 @@ def test_the_juego_tie_goes_to_the_other_31_when_its_seat_is_nearer_the_mano() -
         # refused pares: deje 1 + the proposing team's bonuses (s1 par: 1), though team 0 had better pares
         (DEAL_D, {Phase.PARES: ["0 paso", "1 envido 2", "2 no_quiero", "0 no_quiero"]}, {"pares": [0, 2]}),
         # refused juego: deje 1 + s3's 31: 3
-        (DEAL_D, {Phase.JUEGO: ["0 paso", "2 paso", "3 envido 2", "0 no_quiero", "2 no_quiero"]}, {"juego": [0, 4]}),
+        (
+            DEAL_D,
+            {Phase.JUEGO: ["0 paso", "2 paso", "3 envido 2", "0 no_quiero", "2 no_quiero"]},
+            {"juego": [0, 4]},
+        ),
         # accepted grande: the bet only
         (DEAL_D, {Phase.GRANDE: ["0 envido 5", "1 quiero"]}, {"grande": [5, 0]}),
         # accepted chica: the bet to the best chica (s3)
@@ -785,7 +805,7 @@ def test_a_lance_nobody_holds_pays_nothing() -> None:
     assert all(line.lance is not Lance.PARES for line in hand.count_lines)
 
 
-# -- illegal actions change nothing ----------------------------------------------------------------------------
+# -- illegal actions change nothing ------------------------------------------------------------------------
 
 
 def _state(name: str) -> Hand:

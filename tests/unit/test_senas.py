@@ -13,7 +13,7 @@ from engine.hand import Hand, HandConfig, Phase
 from engine.record import record_of
 from engine.senas import MAX_SENAS_PER_HAND, Sena, sena_is_true, true_senas
 
-# -- when each seña is true ----------------------------------------------------------------------------------
+# -- when each seña is true --------------------------------------------------------------------------------
 
 CASES = [
     (Sena.DOS_REYES, "12o 12c 5o 6o", True),
@@ -71,7 +71,7 @@ def test_every_sena_has_true_and_false_examples() -> None:
     assert len(Sena) == 8
 
 
-# -- señas in a hand -------------------------------------------------------------------------------------------
+# -- señas in a hand ---------------------------------------------------------------------------------------
 
 # s0 R R 7 6: dos_reyes; s1 A A A 5: tres_ases, medias; s2 R C S A: treinta_y_una; s3 7 7 4 4: duples
 DEAL = ["12o 3c 7o 6o", "1o 2c 2e 5o", "12e 11e 10e 1e", "7c 7e 4o 4c"]
@@ -121,7 +121,9 @@ def test_a_sena_may_be_named_by_its_word() -> None:
     assert hand.make_sena(0, "dos_reyes", 1.0).sena is Sena.DOS_REYES
 
 
-@pytest.mark.parametrize(("seat", "sena"), [(0, Sena.TRES_REYES), (0, Sena.DOS_ASES), (2, Sena.CIEGO), (3, Sena.MEDIAS)])
+@pytest.mark.parametrize(
+    ("seat", "sena"), [(0, Sena.TRES_REYES), (0, Sena.DOS_ASES), (2, Sena.CIEGO), (3, Sena.MEDIAS)]
+)
 def test_a_false_sena_is_rejected_and_changes_nothing(seat: int, sena: Sena) -> None:
     hand = make_hand()
     before = frozen(hand)
@@ -210,7 +212,7 @@ def test_no_sena_after_the_hand_is_over() -> None:
         hand.make_sena(0, Sena.DOS_REYES, 1.0)
 
 
-# -- who sees what, and catching ---------------------------------------------------------------------------------
+# -- who sees what, and catching ---------------------------------------------------------------------------
 
 
 def test_the_partner_sees_the_name_rivals_only_that_a_sena_was_made() -> None:

