@@ -376,7 +376,7 @@ class Hand:
             raise SenaError(f"{name.value} is not true of seat {seat}'s cards")
 
     def catch_sena(self, seat: int, sena_index: int, now: float) -> CatchRecord:
-        """A rival catches the seña ``sena_index`` at ``now``: within the catch window, before the hand ends."""
+        """A rival catches seña ``sena_index`` at ``now``, within the window and before the hand ends."""
         if self.over:
             raise HandOverError("the hand is over")
         if not math.isfinite(now):
