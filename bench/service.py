@@ -60,6 +60,7 @@ from redis.asyncio import Redis
 
 from bot.flow import FlowSettings
 from bot.leaderboard import GameResult, LeaderboardEntry, RankBy, RedisLeaderboard
+from bot.leaderboard.queue import RedisResultQueue
 from bot.model import ChatRef, UserRef
 from bot.service import Service, ServiceDeps
 from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore, StoreError
@@ -329,6 +330,13 @@ async def fire_loop(run: Run) -> None:
             await asyncio.sleep(0.001)
 
 
+async def drain_loop(run: Run) -> None:
+    """A worker's results loop: rate queued results off the command path (as run_deadlines does)."""
+    while not run.stop.is_set():
+        if not await run.service.drain_results():
+            await asyncio.sleep(0.005)
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
         return float("nan")
@@ -363,11 +371,15 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
     )
     stats = Stats()
     board = TimedLeaderboard(RedisLeaderboard(redis, prefix=prefix), stats)
+    # Wired as bot.bootstrap.redis_service does in production: deadlines change inside the table write,
+    # results are queued and rated by a background loop (timed below), not inside the table command.
     deps = ServiceDeps(
         tables=RedisTableStore(redis, prefix=prefix),
         deadlines=RedisDeadlineStore(redis, prefix=prefix),
         prefs=RedisPreferences(redis, prefix=prefix),
         leaderboard=None if args.no_leaderboard else board,
+        results=None if args.no_leaderboard else RedisResultQueue(redis, prefix=prefix),
+        atomic_deadlines=True,
         settings=settings,
         policy=lambda name: CountingPolicy(make_policy(name), stats),
     )
@@ -395,7 +407,11 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load average {load} before the run (other processes skew it)")
     print(f"mode {args.mode}: {mode_line}")
-    board_line = "off (--no-leaderboard)" if args.no_leaderboard else "on, recorded within the command"
+    board_line = (
+        "off (--no-leaderboard)"
+        if args.no_leaderboard
+        else "on: results queued in Redis by the command, rated by a background loop"
+    )
     print(f"leaderboard: {board_line}")
     print("latency: wall time around each service call, semaphore held (includes the event loop's queueing)")
 
@@ -453,6 +469,8 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
     tasks = [asyncio.create_task(drive(run, d)) for d in drivers]
     if deadlines:
         tasks += [asyncio.create_task(fire_loop(run)) for _ in range(args.fire_loops)]
+    if not args.no_leaderboard:
+        tasks.append(asyncio.create_task(drain_loop(run)))
     watchdog = asyncio.create_task(stop_after(run))
     await asyncio.gather(*tasks)
     watchdog.cancel()
@@ -505,7 +523,7 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
     records = sorted(stats.board_seconds)
     if records:
         print(
-            f"leaderboard.record (inside the command that ends a game): n={len(records):,}, p50 "
+            f"leaderboard.record (background loop, off the command path): n={len(records):,}, p50 "
             f"{percentile(records, 0.5) * 1e3:.1f} ms, p99 {percentile(records, 0.99) * 1e3:.1f} ms, max "
             f"{records[-1] * 1e3:.0f} ms, {stats.board_failures:,} failed (LeaderboardBusy: result lost)"
         )

@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from bot.flow import FlowSettings
 from bot.leaderboard import RedisLeaderboard
+from bot.leaderboard.queue import RedisResultQueue
 from bot.service import Service, ServiceDeps, secure_rng, secure_table_id
 from bot.settings import Settings
 from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore, connect
@@ -48,18 +49,40 @@ async def build_app(
 ) -> App:
     """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service."""
     redis, server = await connect(settings.redis_url, settings.data_dir)
-    prefix = settings.redis_prefix
+    service = redis_service(
+        redis,
+        settings.redis_prefix,
+        flow or settings.flow(),
+        clock=clock,
+        rng_factory=rng_factory,
+        id_factory=id_factory,
+    )
+    return App(service, redis, server)
+
+
+def redis_service(
+    redis: Redis,
+    prefix: str,
+    flow: FlowSettings,
+    *,
+    clock: Callable[[], float] = time.time,
+    rng_factory: Callable[[], random.Random] = secure_rng,
+    id_factory: Callable[[], str] = secure_table_id,
+) -> Service:
+    """The service on Redis stores, as production wires it (results rated off the command path)."""
     deps = ServiceDeps(
         tables=RedisTableStore(redis, prefix=prefix),
         deadlines=RedisDeadlineStore(redis, prefix=prefix),
         prefs=RedisPreferences(redis, prefix=prefix),
         leaderboard=RedisLeaderboard(redis, prefix=prefix),
-        settings=flow or settings.flow(),
+        results=RedisResultQueue(redis, prefix=prefix),
+        atomic_deadlines=True,
+        settings=flow,
         clock=clock,
         rng_factory=rng_factory,
         id_factory=id_factory,
     )
-    return App(Service(deps), redis, server)
+    return Service(deps)
 
 
 async def run_deadlines(
@@ -78,6 +101,7 @@ async def run_deadlines(
         try:
             for outcome in await service.fire_due():
                 await on_outcome(outcome)
+            await service.drain_results()
             upcoming = await service.next_due()
         except Exception:  # the loop must survive a bad moment (Redis restarting, an adapter error)
             log.exception("deadline loop error")

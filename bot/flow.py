@@ -98,6 +98,9 @@ class TableContext:
     results: list[GameResult] = field(default_factory=list)
     flashes: list[tuple[str, float]] = field(default_factory=list)
     """Extra deadlines (key, due) to schedule: the end of a seña's catch window."""
+    match_dirty: bool = False
+    private_before: object = None
+    """What the private hands showed when the command began (see :func:`private_signature`)."""
 
     # --- helpers ---------------------------------------------------------------------------------------
 
@@ -119,10 +122,39 @@ class TableContext:
         return Renderer(self.table, self.match, self.now)
 
     def save_match(self) -> None:
-        """Store the match back into the table."""
-        self.table.match = None if self.match is None else match_state(self.match)
+        """The match changed: it is serialised into the table once, just before the write."""
         self.table.updated_at = self.now
+        self.match_dirty = True
         self.changed = True
+
+    def sync_match(self) -> None:
+        """Serialise a changed match into the table (called once per write)."""
+        if self.match_dirty:
+            self.table.match = None if self.match is None else match_state(self.match)
+            self.match_dirty = False
+
+
+def private_signature(ctx: TableContext) -> object:
+    """Everything a private hand message depends on: when it is unchanged, private views need no redraw.
+
+    (Bets by others do not appear in private messages; cards, discards, señas, catches, picks and
+    languages do.)
+    """
+    match = ctx.match
+    if match is None or match.hand is None:
+        return None
+    hand = match.hand
+    return (
+        ctx.table.hand_no,
+        ctx.table.lang,
+        hand.mus_round,
+        hand.phase is Phase.DISCARD,
+        hand.over,
+        len(hand.senas),
+        len(hand.catches),
+        tuple(len(h) for h in hand.hands),
+        tuple((tuple(s.discard_pick), s.discard_ready, s.lang) for s in ctx.table.seats),
+    )
 
 
 def load_context(
@@ -131,9 +163,11 @@ def load_context(
     settings: FlowSettings,
     rng: random.Random,
     policy: Callable[[str], Policy],
+    match: Match | None = None,
 ) -> TableContext:
-    """Wrap a loaded table, replaying its match."""
-    match = None if table.match is None else restore_match(table.match, rng)
+    """Wrap a loaded table, replaying its match (unless the caller already holds it)."""
+    if match is None and table.match is not None:
+        match = restore_match(table.match, rng)
     return TableContext(table, match, now, settings, rng, policy)
 
 

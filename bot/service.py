@@ -9,12 +9,14 @@ catch windows) live in the deadline store and are fired by :meth:`Service.fire_d
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import secrets
 import string
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -25,11 +27,13 @@ from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_lang
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections, rules_summary
-from bot.leaderboard import GLOBAL_SCOPE, LeaderboardStore
+from bot.leaderboard import GLOBAL_SCOPE, GameResult, LeaderboardStore
+from bot.leaderboard.queue import ResultQueue
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
 from bot.store.ports import (
     ChatBusy,
+    DeadlineChanges,
     DeadlineStore,
     StoreError,
     StoreUnavailable,
@@ -41,6 +45,7 @@ from bot.store.prefs import PreferencesStore
 from bot.tokens import Token, TokenError, hand_stamp, lobby_stamp, parse_token
 from bot.views import Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
+from engine.match import Match
 
 log = logging.getLogger(__name__)
 _ = N_
@@ -81,6 +86,8 @@ _LOBBY_CODES = {
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 #: Seconds before a deadline whose firing failed is tried again.
 RETRY_FAILED_DEADLINE = 2.0
+#: Tables whose deadlines one worker fires at the same time.
+FIRE_CONCURRENCY = 32
 
 Answer = tuple[str, dict[str, object]] | str | None
 
@@ -109,6 +116,12 @@ class ServiceDeps:
     id_factory: Callable[[], str] = secure_table_id
     policy: Callable[[str], Policy] = make_policy
     cas_attempts: int = 5
+    results: ResultQueue | None = None
+    """Finished results wait here to be rated off the command path; ``None``: rate them inline."""
+    atomic_deadlines: bool = False
+    """The table store changes deadlines in the same atomic write (Redis: one script, one round trip)."""
+    cache_size: int = 2048
+    """Tables kept parsed in memory by version, so that a command does not replay its match."""
 
 
 class Service:
@@ -120,6 +133,10 @@ class Service:
         self._policies: dict[str, Policy] = {}
         self._failed: dict[str, float] = {}
         """Deadlines whose firing failed, to schedule again once the store answers."""
+        self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
+        """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
+        self._newest: dict[str, int] = {}
+        """The newest version of each cached table that this worker has seen."""
 
     # --- plumbing ------------------------------------------------------------------------------------
 
@@ -164,7 +181,7 @@ class Service:
         if table.status in (TableStatus.PLAYING, TableStatus.FINISHED) and match is not None and match.hand:
             if not match.hand.over:
                 out.append(r.table_message(fresh=ctx.table_fresh))
-            if ctx.render_hands:
+            if ctx.render_hands and (ctx.hands_fresh or flow.private_signature(ctx) != ctx.private_before):
                 for seat in range(4):
                     private = r.private_hand(seat, fresh=ctx.hands_fresh)
                     if private is not None:
@@ -179,34 +196,60 @@ class Service:
         *,
         render_unchanged: bool = False,
     ) -> Outcome:
-        """Load, run ``step``, render, compare-and-set; retry on a concurrent write; never raise."""
+        """Load, run ``step``, render, compare-and-set; retry on a concurrent write; never raise.
+
+        The first attempt trusts this worker's newest copy of the table (no read): the compare-and-set
+        finds out if another worker wrote since, and then the step runs again on what the store holds. A
+        refusal or a no-change answer given from that copy is confirmed against the store before it is sent.
+        """
         lang = normalize_language(user.lang) if user is not None and user.lang else DEFAULT_LANGUAGE
         try:
-            for _attempt in range(self.deps.cas_attempts):
-                stored = await self.deps.tables.load(table_id)
-                if stored is None:
-                    return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+            for attempt in range(self.deps.cas_attempts):
+                version = self._newest.get(table_id) if attempt == 0 else None
+                cached = None if version is None else self._cache.pop((table_id, version), None)
+                verified = cached is None
+                data = ""
+                if cached is None:
+                    stored = await self.deps.tables.load(table_id)
+                    if stored is None:
+                        return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+                    version, data = stored.version, stored.data
+                    cached = self._cache.pop((table_id, version), None)
+                assert version is not None
                 try:
-                    table = TableState.model_validate_json(stored.data)
+                    table = cached[0] if cached else TableState.model_validate_json(data)
                     ctx = flow.load_context(
-                        table, self.deps.clock(), self.deps.settings, self.deps.rng_factory(), self._policy
+                        table,
+                        self.deps.clock(),
+                        self.deps.settings,
+                        self.deps.rng_factory(),
+                        self._policy,
+                        match=cached[1] if cached else None,
                     )
                 except (ValidationError, ValueError) as exc:
                     log.error("table %s cannot be loaded: %s", table_id, exc)
                     return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False)
                 if user is not None:
                     lang = self._lang_for(user, table)
+                ctx.private_before = flow.private_signature(ctx)
                 previous = table.status
                 old_due = table.due_key
                 try:
                     answer = step(ctx)
                 except Refusal as refusal:
+                    # A refusal changes nothing (the flow refuses before it touches anything): keep the table.
+                    self._keep(table_id, version, ctx)
+                    if not verified and not await self._still_current(table_id, version):
+                        continue
                     return Outcome(
                         answer=self._say(lang, (refusal.msgid, dict(refusal.kwargs))),
                         ok=False,
                         table=table_id,
                     )
                 if not ctx.changed:
+                    self._keep(table_id, version, ctx)
+                    if not verified and not await self._still_current(table_id, version):
+                        continue
                     messages = self._render(ctx, previous) if render_unchanged else ctx.messages
                     return Outcome(
                         answer=self._say(lang, answer),
@@ -215,25 +258,36 @@ class Service:
                         table=table_id,
                     )
                 flow.arm(ctx)
+                ctx.sync_match()
                 messages = self._render(ctx, previous)
-                # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
+                schedule = list(ctx.flashes)
                 if table.due_key is not None and table.due is not None and table.due_key != old_due:
-                    await self.deps.deadlines.schedule(table.due_key, table.due)
-                for key, due in ctx.flashes:
-                    await self.deps.deadlines.schedule(key, due)
+                    schedule.append((table.due_key, table.due))
+                stale = (old_due,) if old_due is not None and old_due != table.due_key else ()
+                changes = DeadlineChanges(tuple(schedule), stale)
+                if not self.deps.atomic_deadlines:
+                    # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
+                    for key, due in schedule:
+                        await self.deps.deadlines.schedule(key, due)
                 finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
                 try:
-                    await self.deps.tables.compare_and_set(
+                    written = await self.deps.tables.compare_and_set(
                         table_id,
-                        stored.version,
+                        version,
                         table.model_dump_json(),
                         chat_key=None,
                         user_keys=table.humans(),
                         finished=finished,
+                        deadlines=changes if self.deps.atomic_deadlines else None,
                     )
                 except VersionConflict:
+                    self._newest.pop(table_id, None)
                     continue
-                await self._after_write(ctx, old_due)
+                if finished:
+                    self._newest.pop(table_id, None)
+                else:
+                    self._keep(table_id, written.version, ctx)
+                await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
                 return Outcome(
                     answer=self._say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
                 )
@@ -247,22 +301,64 @@ class Service:
             log.exception("unexpected error on table %s; nothing was written", table_id)
             return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
 
-    async def _after_write(self, ctx: TableContext, old_due: str | None) -> None:
+    async def _still_current(self, table_id: str, version: int) -> bool:
+        """Whether the store still holds ``version`` of the table (else forget our copy)."""
+        stored = await self.deps.tables.load(table_id)
+        if stored is not None and stored.version == version:
+            return True
+        self._cache.pop((table_id, version), None)
+        self._newest.pop(table_id, None)
+        return False
+
+    def _keep(self, table_id: str, version: int, ctx: TableContext) -> None:
+        """Remember a parsed table (and its live match) for the next command on this version."""
+        if self.deps.cache_size <= 0:
+            return
+        self._cache[(table_id, version)] = (ctx.table, ctx.match)
+        if self._newest.get(table_id, 0) <= version:
+            self._newest[table_id] = version
+        while len(self._cache) > self.deps.cache_size:
+            (old_id, old_version), _ = self._cache.popitem(last=False)
+            if self._newest.get(old_id) == old_version:
+                del self._newest[old_id]
+
+    async def _after_write(self, ctx: TableContext, stale: Sequence[str]) -> None:
         """Housekeeping once a change is stored; a failure here must not turn the success into an error."""
-        table = ctx.table
-        if old_due is not None and old_due != table.due_key:
+        for key in stale:
             try:
-                await self.deps.deadlines.cancel(old_due)
+                await self.deps.deadlines.cancel(key)
             except StoreError:
                 log.warning("could not cancel a stale deadline (it will fire as a no-op)")
+        if not ctx.results:
+            return
+        if self.deps.results is not None:
+            try:
+                await self.deps.results.push(ctx.results)
+                return
+            except StoreError:
+                log.warning("could not queue results; rating them now")
+        await self._rate(ctx.results, ctx.now)
+
+    async def _rate(self, results: Sequence[GameResult], now: float) -> None:
         board = self.deps.leaderboard
         if board is None:
             return
-        for result in ctx.results:
+        for result in results:
             try:
-                await board.record(result, ctx.now)
+                await board.record(result, now)
             except StoreError:
                 log.warning("could not record a result on the leaderboard", exc_info=True)
+
+    async def drain_results(self, limit: int = 50) -> int:
+        """Rate queued results (the deadline loop calls this); return how many were taken."""
+        if self.deps.results is None:
+            return 0
+        try:
+            results = await self.deps.results.pop(limit)
+        except StoreError:
+            return 0
+        await self._rate(results, self.deps.clock())
+        return len(results)
 
     # --- commands ------------------------------------------------------------------------------------
 
@@ -589,14 +685,25 @@ class Service:
         except StoreUnavailable:
             log.warning("deadline store unavailable")
             return []
-        outcomes = []
+        # Deadlines of different tables fire concurrently (bounded); one table's fire in claim order.
+        by_table: dict[str, list[str]] = {}
         for key in keys:
-            outcome = await self.fire(key)
-            if outcome.failed:
-                self._failed[key] = moment + RETRY_FAILED_DEADLINE
-            outcomes.append(outcome)
+            by_table.setdefault(key.split("|", 1)[0], []).append(key)
+        gate = asyncio.Semaphore(FIRE_CONCURRENCY)
+
+        async def fire_table(table_keys: list[str]) -> list[Outcome]:
+            async with gate:
+                done = []
+                for key in table_keys:
+                    outcome = await self.fire(key)
+                    if outcome.failed:
+                        self._failed[key] = moment + RETRY_FAILED_DEADLINE
+                    done.append(outcome)
+                return done
+
+        groups = await asyncio.gather(*(fire_table(k) for k in by_table.values()))
         await self._reschedule_failed()
-        return outcomes
+        return [outcome for group in groups for outcome in group]
 
     async def _reschedule_failed(self) -> None:
         for key, due in list(self._failed.items()):

@@ -52,7 +52,11 @@ FULL_DECK: tuple[Card, ...] = tuple(range(DECK_SIZE))
 
 def parse_card(text: str) -> Card:
     """Parse one card in the notation of RULES.md (``12o``, ``3c``…); raise :class:`CardError` if invalid."""
-    card = _BY_NAME.get(text.strip().lower()) if isinstance(text, str) else None
+    if not isinstance(text, str):
+        raise CardError(f"not a card: {text!r} (a card is written like 12o, 3c, 1e or 10b)")
+    card = _BY_NAME.get(text)  # the common case: exact notation
+    if card is None:
+        card = _BY_NAME.get(text.strip().lower())
     if card is None:
         raise CardError(f"not a card: {text!r} (rank 1-7, 10, 11 or 12, then a suit o, c, e or b)")
     return card

@@ -249,6 +249,10 @@ class Hand:
             return self.betting.turn
         return None
 
+    def pending_reshuffles(self) -> int:
+        """Recorded reshuffles not yet used by the replay (a record with any left over is inconsistent)."""
+        return len(self._replay_reshuffles)
+
     def speaking_order(self) -> list[int]:
         """Seats from the mano: mano, mano+1, mano+2, mano+3."""
         return [(self.mano + i) % 4 for i in range(4)]
@@ -268,7 +272,10 @@ class Hand:
         if self.phase is Phase.MUS:
             return [Action(ActionKind.MUS), Action(ActionKind.NO_MUS)]
         if self.phase is Phase.DISCARD:
-            return [Action(ActionKind.DISCARD, cards=combo) for combo in _subsets(self.hands[seat])]
+            combos = _subsets(self.hands[seat])
+            if self._speakers_done == 3:  # the last discard must leave the deck able to replace them all
+                combos = [c for c in combos if self._can_replace({**self._round_discards, seat: c})]
+            return [Action(ActionKind.DISCARD, cards=combo) for combo in combos]
         assert self.betting is not None
         return self.betting.legal_actions(seat)
 

@@ -114,6 +114,8 @@ def replay(record: HandRecord, rng: random.Random | None = None) -> Hand:
     hand = start_hand(record, rng)
     for entry in record.actions:
         apply_entry(hand, entry)
+    if hand.pending_reshuffles():
+        raise RecordError("the record carries a reshuffle that its actions never needed")
     return hand
 
 

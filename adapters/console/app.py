@@ -128,6 +128,7 @@ async def play(args: argparse.Namespace, settings: Settings) -> int:
         while True:
             for fired in await app.service.fire_due():
                 table.show(fired)
+            await app.service.drain_results()
             state = await app.service.load_table(outcome.table or "") if outcome.table else None
             if state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
                 print("\nFin. ¡Agur!", file=table.out)
@@ -188,6 +189,8 @@ async def auto(args: argparse.Namespace, settings: Settings) -> int:
             f"games {m.games_total[0]}–{m.games_total[1]} · vacas {m.vacas[0]}–{m.vacas[1]} · "
             f"winner: team {'AB'[m.winner] if m.winner is not None else '?'} · status {state.status.value}"
         )
+        while await app.service.drain_results():  # rate the match's results before showing the board
+            pass
         board = await app.service.leaderboard(chat, user)
         for message in board.messages:
             print(message.text)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from bot.store.ports import (
     DEFAULT_FINISHED_TTL_SECONDS,
     ChatBusy,
+    DeadlineChanges,
     StoredTable,
     TableExists,
     VersionConflict,
@@ -45,7 +46,10 @@ class MemoryTableStore:
         *,
         finished_ttl_seconds: float = DEFAULT_FINISHED_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        deadlines: MemoryDeadlineStore | None = None,
     ) -> None:
+        """``deadlines``: the deadline store that ``compare_and_set(deadlines=…)`` changes with a write."""
+        self.deadlines = deadlines
         if finished_ttl_seconds <= 0:
             raise ValueError("finished_ttl_seconds must be positive")
         self.finished_ttl_seconds = finished_ttl_seconds
@@ -103,12 +107,15 @@ class MemoryTableStore:
         chat_key: str | None,
         user_keys: Sequence[str],
         finished: bool,
+        deadlines: DeadlineChanges | None = None,
     ) -> StoredTable:
         """Write ``data`` as version ``expected_version + 1`` or raise ``VersionConflict``."""
         check_key(table_id, "table id")
         check_version(expected_version)
         if chat_key is not None:
             check_key(chat_key, "chat key")
+        if deadlines and self.deadlines is None:
+            raise ValueError("this table store was built without a deadline store")
         users = normalize_user_keys(user_keys)
         async with self._lock:
             entry = self._get(table_id)
@@ -135,6 +142,8 @@ class MemoryTableStore:
                 expires_at = None
             version = expected_version + 1
             self._tables[table_id] = _Entry(version, data, chat, users, finished, expires_at)
+            if deadlines and self.deadlines is not None:
+                self.deadlines.apply(deadlines)
             return StoredTable(table_id, version, data)
 
     async def table_for_chat(self, chat_key: str) -> str | None:
@@ -189,6 +198,13 @@ class MemoryDeadlineStore:
         """Forget ``key``."""
         async with self._lock:
             self._due.pop(key, None)
+
+    def apply(self, changes: DeadlineChanges) -> None:
+        """Apply the deadline changes of a table write (synchronously: nothing can interleave)."""
+        for key in changes.cancel:
+            self._due.pop(key, None)
+        for key, due in changes.schedule:
+            self._due[key] = float(due)
 
     async def claim_due(self, now: float, limit: int = 100) -> list[str]:
         """Remove and return up to ``limit`` keys due at or before ``now``, earliest first."""

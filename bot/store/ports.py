@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_FINISHED_TTL_SECONDS",
     "DEFAULT_PREFIX",
     "ChatBusy",
+    "DeadlineChanges",
     "DeadlineStore",
     "StoreError",
     "StoreUnavailable",
@@ -51,6 +52,17 @@ DEFAULT_PREFIX = "mus:"
 
 DEFAULT_FINISHED_TTL_SECONDS = 7 * 86400
 """How long a finished table stays readable (for stale buttons and late showdown edits): 7 days."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineChanges:
+    """Deadlines to schedule and to cancel together with a table write."""
+
+    schedule: tuple[tuple[str, float], ...] = ()
+    cancel: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.schedule or self.cancel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +146,13 @@ class TableStore(Protocol):
         chat_key: str | None,
         user_keys: Sequence[str],
         finished: bool,
+        deadlines: DeadlineChanges | None = None,
     ) -> StoredTable:
-        """Write ``data`` as version ``expected_version + 1`` or raise :class:`VersionConflict`."""
+        """Write ``data`` as version ``expected_version + 1`` or raise :class:`VersionConflict`.
+
+        ``deadlines`` are applied to the deadline store of the same prefix in the same atomic step, and only
+        if the write succeeds (a store built without access to deadlines raises ``ValueError``).
+        """
         ...
 
     async def table_for_chat(self, chat_key: str) -> str | None:

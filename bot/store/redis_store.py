@@ -33,6 +33,7 @@ from bot.store.ports import (
     DEFAULT_FINISHED_TTL_SECONDS,
     DEFAULT_PREFIX,
     ChatBusy,
+    DeadlineChanges,
     StoredTable,
     StoreUnavailable,
     TableExists,
@@ -101,7 +102,8 @@ return {1}
 )
 
 # KEYS[1] table key; ARGV: prefix, table id, expected version, data, has chat ('1'/'0'), chat key,
-# finished ('1'/'0'), ttl seconds, user keys...
+# finished ('1'/'0'), ttl seconds, n (deadlines to schedule), n × (key, due), m (to cancel), m × key,
+# user keys... Deadlines live in the sorted set prefix .. 'deadlines' and change only if the write does.
 # Returns {1, new version}, {0, current version} on conflict, {-1} if the table does not exist.
 _LUA_CAS = (
     _LUA_HELPERS
@@ -119,8 +121,16 @@ local old_users = {}
 if old_users_json then old_users = cjson.decode(old_users_json) end
 local chat = old_chat
 if has_chat then chat = ARGV[6] end
+local n_sched = tonumber(ARGV[9])
+local i = 10
+local sched = {}
+for _ = 1, n_sched do sched[#sched + 1] = ARGV[i + 1]; sched[#sched + 1] = ARGV[i]; i = i + 2 end
+local n_cancel = tonumber(ARGV[i])
+local cancel = {}
+for j = i + 1, i + n_cancel do cancel[#cancel + 1] = ARGV[j] end
+i = i + n_cancel + 1
 local users, listed = {}, {}
-for i = 9, #ARGV do users[#users + 1] = ARGV[i]; listed[ARGV[i]] = true end
+for j = i, #ARGV do users[#users + 1] = ARGV[j]; listed[ARGV[j]] = true end
 local fields = {'v', newv, 'data', data, 'users', json_array(users), 'fin', finished and '1' or '0'}
 if chat then fields[#fields + 1] = 'chat'; fields[#fields + 1] = chat end
 redis.call('HSET', tkey, unpack(fields))
@@ -139,6 +149,9 @@ else
   end
   redis.call('PERSIST', tkey)
 end
+local dkey = prefix .. 'deadlines'
+if #cancel > 0 then redis.call('ZREM', dkey, unpack(cancel)) end
+if #sched > 0 then redis.call('ZADD', dkey, unpack(sched)) end
 return {1, newv}
 """
 )
@@ -238,13 +251,26 @@ class RedisTableStore:
         chat_key: str | None,
         user_keys: Sequence[str],
         finished: bool,
+        deadlines: DeadlineChanges | None = None,
     ) -> StoredTable:
-        """Write ``data`` as version ``expected_version + 1`` or raise ``VersionConflict``."""
+        """Write ``data`` as version ``expected_version + 1`` or raise ``VersionConflict``.
+
+        ``deadlines`` change in the same script, only if the write succeeds.
+        """
         check_key(table_id, "table id")
         check_version(expected_version)
         if chat_key is not None:
             check_key(chat_key, "chat key")
         users = normalize_user_keys(user_keys)
+        changes = deadlines or DeadlineChanges()
+        for key, due in changes.schedule:
+            check_key(key, "deadline key")
+            if not math.isfinite(due):
+                raise ValueError(f"due must be a finite number, not {due!r}")
+        deadline_args: list[str] = [str(len(changes.schedule))]
+        for key, due in changes.schedule:
+            deadline_args += [key, _score(due)]
+        deadline_args += [str(len(changes.cancel)), *changes.cancel]
         args = [
             self.prefix,
             table_id,
@@ -254,6 +280,7 @@ class RedisTableStore:
             chat_key or "",
             "1" if finished else "0",
             str(self.finished_ttl_seconds),
+            *deadline_args,
             *users,
         ]
         with unavailable_errors():

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from engine.actions import Action
+from engine.hand import Phase
 from engine.senas import Sena, true_senas
 from engine.views import SeatView, SenaView
 
@@ -41,8 +42,10 @@ class RandomPlayer:
         return rng.choice(view.legal)
 
     def choose_sena(self, view: SeatView, rng: random.Random) -> Sena | None:
-        """Sometimes a random true seña."""
+        """Sometimes a random true seña (never once the hand is over)."""
         if not view.senas_enabled or view.senas_left == 0 or len(view.cards) != 4 or rng.random() > 0.1:
+            return None
+        if view.phase in (Phase.COUNT, Phase.OVER):
             return None
         options = true_senas(view.cards)
         return rng.choice(options) if options else None

@@ -110,6 +110,22 @@ def test_every_phase_is_covered_over_the_random_situations() -> None:
     }
 
 
+def test_no_player_chooses_a_sena_once_the_hand_is_over() -> None:
+    """Policy.choose_sena: 'a true seña to make now' — after the hand no seña can be made."""
+    rng = random.Random(12)
+    for _ in range(30):
+        hand = Hand.deal(rng, mano=rng.randrange(4), config=HandConfig(senas=True))
+        hand.act(hand.turn, NO_MUS)  # type: ignore[arg-type]
+        while not hand.over:
+            hand.act(hand.turn, hand.legal_actions(hand.turn)[0])  # type: ignore[arg-type]
+        for seat in range(4):
+            view = hand.view_for(seat)
+            for player in (BaselinePlayer(), RandomPlayer()):
+                for _ in range(10):
+                    sena = player.choose_sena(view, rng)
+                    assert sena is None, f"{player.name} chose {sena} after the hand ended"
+
+
 def test_players_refuse_to_decide_for_a_seat_that_cannot_act() -> None:
     hand = explicit(["12o 11o 10o 1o", "1c 4c 5c 6c", "1e 4e 5e 6e", "1b 4b 5b 6b"])
     view = hand.view_for(1)

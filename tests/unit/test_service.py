@@ -993,7 +993,11 @@ async def test_a_thousand_forged_tokens_change_nothing() -> None:
 
 
 class FlakyTables(MemoryTableStore):
-    """A memory store that can be made to fail like an unreachable Redis."""
+    """A memory store that can be made to fail like an unreachable Redis.
+
+    ``fail_load`` is an outage (nothing answers: reads and writes fail); ``fail_write`` fails writes only.
+    (The service may answer from its own copy of a table without reading it, so an outage must fail both.)
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -1006,7 +1010,7 @@ class FlakyTables(MemoryTableStore):
         return await super().load(table_id)
 
     async def compare_and_set(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if self.fail_write:
+        if self.fail_write or self.fail_load:
             raise StoreUnavailable("down")
         return await super().compare_and_set(*args, **kwargs)
 

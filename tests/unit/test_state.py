@@ -353,6 +353,19 @@ def test_a_tampered_reshuffle_is_a_record_error() -> None:
         load_match(json.dumps(data))
 
 
+def test_a_reshuffle_that_never_happened_is_refused_or_kept() -> None:
+    """A save carrying a reshuffled deck its actions never used is inconsistent: refuse it, or keep it."""
+    data, _ = saved_mid_hand()
+    assert data["hand"]["reshuffles"] == []
+    data["hand"]["reshuffles"] = [["1o", "1c"]]
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    try:
+        loaded = load_match(text)
+    except RecordError:
+        return
+    assert dump_match(loaded) == text, "the unused reshuffle was silently dropped"
+
+
 def test_an_action_after_the_end_of_the_hand_is_a_record_error() -> None:
     match = Match()
     hand = match.new_hand(random.Random(4))
