@@ -443,6 +443,11 @@ class Service:
 
         def step(ctx: TableContext) -> Answer:
             ctx.table_fresh = True
+            seat = None if user is None else ctx.table.seat_of(user.key)
+            if seat is not None and ctx.table.status is TableStatus.PLAYING:
+                private = ctx.renderer().private_hand(seat)  # the asker's own hand, not everyone's
+                if private is not None:
+                    ctx.messages.append(private)
             return None
 
         return await self._mutate(table_id, user, step, render_unchanged=True)

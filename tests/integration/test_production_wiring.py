@@ -1,0 +1,108 @@
+"""The service as production wires it (bot.bootstrap.redis_service): atomic deadlines, queued results."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.bootstrap import redis_service
+from bot.flow import FlowSettings
+from bot.leaderboard import GameResult, PlayerRef
+from bot.leaderboard.queue import RedisResultQueue
+from bot.model import ChatRef, TableStatus, UserRef
+from bot.store import RedisDeadlineStore, RedisTableStore, VersionConflict
+from bot.store.ports import DeadlineChanges
+
+USER = UserRef("t:1", "Ane", "en")
+
+
+def _service(redis: Redis, prefix: str, flow: FlowSettings):  # type: ignore[no-untyped-def]
+    seeds = itertools.count(1)
+    ids = (f"w{i:07d}" for i in itertools.count())
+    return redis_service(
+        redis, prefix, flow, rng_factory=lambda: random.Random(next(seeds)), id_factory=lambda: next(ids)
+    )
+
+
+async def test_deadlines_change_with_the_write_and_only_if_it_succeeds(
+    table_store: RedisTableStore, deadline_store: RedisDeadlineStore
+) -> None:
+    await table_store.create("tab00001", "v1", chat_key="c", user_keys=[])
+    await deadline_store.schedule("old", 5.0)
+    changes = DeadlineChanges(schedule=(("new", 7.5),), cancel=("old",))
+    with pytest.raises(VersionConflict):
+        await table_store.compare_and_set(
+            "tab00001", 9, "x", chat_key=None, user_keys=[], finished=False, deadlines=changes
+        )
+    assert await deadline_store.claim_due(100.0) == ["old"]  # the failed write changed no deadline
+    await deadline_store.schedule("old", 5.0)
+    written = await table_store.compare_and_set(
+        "tab00001", 1, "v2", chat_key=None, user_keys=[], finished=False, deadlines=changes
+    )
+    assert written.version == 2
+    assert await deadline_store.next_due() == 7.5
+    assert await deadline_store.claim_due(100.0) == ["new"]
+
+
+async def test_results_queue_round_trips_and_skips_garbage(redis_client: Redis, key_prefix: str) -> None:
+    queue = RedisResultQueue(redis_client, key_prefix)
+    a, b, c, d = (PlayerRef(f"k{i}", f"N{i}") for i in range(4))
+    result = GameResult("chat", ((a, c), (b, d)), 1, "vaca")
+    await queue.push([result])
+    await redis_client.rpush(queue.key, "not json")
+    await queue.push([result])
+    assert await queue.pop(10) == [result, result]
+    assert await queue.pop(10) == []
+
+
+async def test_a_machine_match_is_rated_once_its_queued_results_are_drained(
+    redis_client: Redis, key_prefix: str
+) -> None:
+    service = _service(redis_client, key_prefix, FlowSettings(machine_delay=0, next_hand_delay=0))
+    chat = ChatRef("t:chat", private=False, title="T")
+    outcome = await service.new_machine_table(chat, USER, single_game=True)
+    table = await service.load_table(outcome.table or "")
+    assert table is not None and table.status is TableStatus.FINISHED
+    board = await service.leaderboard(chat, USER)
+    assert "🤖" not in board.messages[0].text  # rated off the command path: nothing yet
+    assert await service.drain_results() == 1  # one game (a single-game table: no vaca, no match)
+    board = await service.leaderboard(chat, USER)
+    assert board.messages[0].text.count("🤖") == 4
+
+
+async def test_two_workers_with_their_own_copies_never_lose_a_move(make_client, key_prefix: str) -> None:  # type: ignore[no-untyped-def]
+    """Each worker keeps its newest copy of a table; a press on the other worker must still be seen."""
+    flow = FlowSettings(machine_delay=0, next_hand_delay=0, turn_timeout=3600)
+    tables = RedisTableStore(await make_client(), prefix=key_prefix)
+    a = _service(await make_client(), key_prefix, flow)
+    b = _service(await make_client(), key_prefix, flow)
+    chat = ChatRef("t:solo", private=True, title="Solo")
+    table_id = (await a.new_table(chat, USER)).table or ""
+    rng = random.Random(3)
+    applied = 0
+    for i in range(80):
+        worker = (a, b)[i % 2]  # alternate workers: each one's own copy is stale half the time
+        stored = await tables.load(table_id)
+        assert stored is not None
+        shown = await worker.show_table(table_id, USER)
+        tokens = [
+            button.token
+            for m in shown.messages
+            for row in m.buttons
+            for button in row
+            if "-" in button.token.split(".")[1] or "pick" in button.token or button.token.endswith("discard")
+        ]
+        if not tokens:
+            break  # the match is over
+        result = await worker.press(USER, rng.choice(tokens))
+        after = await tables.load(table_id)
+        assert after is not None
+        if result.ok:
+            applied += 1
+            assert after.version == stored.version + 1, "an applied press must be one new stored version"
+        else:
+            assert after.version == stored.version, "a refused press must change nothing"
+    assert applied >= 10  # both workers really played (a random match may end early)
