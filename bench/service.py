@@ -16,14 +16,15 @@ Modes:
   reply and the next hand is dealt inside the human's command, so every measured *action* is one human button
   press (a turn button or a private ``pick``/``discard``) plus the machines' replies up to the human's next
   decision.
-- ``deadlines`` (default, as production runs): machine moves and deals wait for (1 ms) deadlines that ``--fire-loops`` loops fire with
-  ``service.fire_due(now)``, as workers do in production. An action is then one human press *or* one fired
+- ``deadlines`` (default, as production runs): machine moves and deals wait for (1 ms) deadlines that
+  ``--fire-loops`` loops fire with ``service.fire_due(now)``, as workers do in production. An action is then one human press *or* one fired
   deadline (machine move or deal); each is timed alone.
 
 The service is wired as in production (``bot.bootstrap``): deadlines change inside the table's write, results
 are queued and rated by a background loop, the GC is tuned; ``--no-leaderboard`` leaves the leaderboard out
 and ``--default-gc`` keeps Python's GC thresholds, to isolate their cost. ``--concurrency`` bounds the service
-calls in flight (default 2: latency below saturation; 64 shows the saturated throughput and queueing). ``--profile`` prints a cProfile of the run.
+calls in flight (default 2: latency below saturation; 64 shows the saturated throughput and queueing).
+``--profile`` prints a cProfile of the run.
 
 Figures: actions per second over the timed phase, p50/p95/p99 latency per action (around each service call,
 after the concurrency semaphore is acquired, so it includes the event loop's queueing at that concurrency),
