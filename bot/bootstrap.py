@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import random
@@ -121,5 +120,13 @@ async def run_deadlines(
             log.exception("deadline loop error")
             upcoming = None
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=wait)
+        woken = service.deadline_added
+        if not woken.is_set():
+            # Sleep until the next deadline, the stop, or a command that schedules a new one.
+            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())]
+            try:
+                await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
+        woken.clear()

@@ -312,10 +312,11 @@ def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
     hand = match.hand
     assert hand is not None
     seat = ctx.seat_of(user)
-    if hand.turn != seat:
-        raise Refusal(_("Not your turn."))
+    # A button drawn for an earlier moment (the loser of a double press, an old message): already played.
     if token.stamp != turn_stamp(ctx.table.hand_no, len(hand.log)):
         raise Refusal(_("Already played."))
+    if hand.turn != seat:
+        raise Refusal(_("Not your turn."))
     if not hand.can_act(seat, action):
         raise Refusal(NOT_NOW)
     back_in_control(ctx, seat)

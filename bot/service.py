@@ -135,6 +135,8 @@ class Service:
         """Deadlines whose firing failed, to schedule again once the store answers."""
         self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
         """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
+        self.deadline_added = asyncio.Event()
+        """Set when a command schedules a deadline (the deadline loop waits on it)."""
         self._newest: dict[str, int] = {}
         """The newest version of each cached table that this worker has seen."""
 
@@ -173,8 +175,8 @@ class Service:
         table = ctx.table
         out = list(ctx.messages)
         r = ctx.renderer()
-        if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
-            out.insert(0, r.lobby())
+        if table.status is TableStatus.LOBBY or (previous is TableStatus.LOBBY and not table.private):
+            out.insert(0, r.lobby())  # (a solo game in a private chat starts at once: no lobby to close)
         if table.status is TableStatus.CANCELLED and previous is not TableStatus.LOBBY:
             out.append(r.notice(r.t.gettext(flow.CANCELLED)))
         match = ctx.match
@@ -287,6 +289,8 @@ class Service:
                     self._newest.pop(table_id, None)
                 else:
                     self._keep(table_id, written.version, ctx)
+                if schedule:
+                    self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
                 await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
                 return Outcome(
                     answer=self._say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id

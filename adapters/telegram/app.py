@@ -101,6 +101,7 @@ def build_application(
     application = builder.build()
     sender = Sender(application.bot, surfaces, min_interval=min_interval)
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
+    sender.on_unreachable = handlers.unreachable
     runtime = TelegramRuntime(service, sender, handlers)
     for name, callback in (
         ("start", handlers.start),

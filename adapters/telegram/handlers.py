@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from telegram import Update
 from telegram.error import TelegramError
@@ -23,16 +23,17 @@ from adapters.telegram.surfaces import Surfaces
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
-from bot.model import UserRef
+from bot.model import TableStatus, UserRef
 from bot.service import Service
 from bot.store.ports import StoreUnavailable
 from bot.tokens import TokenError, parse_token
-from bot.views import Outcome
+from bot.views import Outcome, OutMessage
 
 log = logging.getLogger(__name__)
 _ = N_
 
 OPEN_BOT_FIRST = _("Open a private chat with me first, so that I can give you your cards.")
+INVITE = _("{name}, I cannot write to you yet: open a private chat with me to get your cards: {link}")
 WELCOME = _(
     "Hi! I am a Mus bot. Add me to a group and type /newgame there to play with friends, "
     "or type /newgame here to play with a machine partner against two machines. /help lists the commands."
@@ -49,10 +50,34 @@ class TelegramHandlers:
     sender: Sender
     surfaces: Surfaces
     bot_username: str
+    _invited: set[tuple[str, str]] = field(default_factory=set)
 
     def deep_link(self, payload: str) -> str:
         """``https://t.me/<bot>?start=<payload>``."""
         return create_deep_linked_url(self.bot_username, payload)
+
+    async def invite(self, user_key: str, table_id: str) -> None:
+        """Tell the table's group, once per table, that a player must open the bot (with a deep link)."""
+        if (user_key, table_id) in self._invited:
+            return
+        table = await self.service.load_table(table_id)
+        if table is None or table.private:
+            return
+        seat = table.seat_of(user_key)
+        if seat is None:
+            return
+        self._invited.add((user_key, table_id))
+        payload = f"j{table_id}{seat}" if table.status is TableStatus.LOBBY else f"h{table_id}"
+        t = translator(table.lang)
+        text = t.format(INVITE, name=table.seats[seat].name, link=self.deep_link(payload))
+        self.sender.deliver(
+            [OutMessage(slot="notice", text=text, chat=table.chat, fresh=True, table=table_id)]
+        )
+
+    async def unreachable(self, message: OutMessage) -> None:
+        """The sender could not deliver a private view (403): invite that player from the group."""
+        if message.user is not None and message.table:
+            await self.invite(message.user, message.table)
 
     def render(self, outcome: Outcome) -> None:
         """Hand an outcome's views to the sender."""
@@ -93,10 +118,18 @@ class TelegramHandlers:
         if update.effective_user is None or update.effective_chat is None:
             return
         chat = chat_ref(update.effective_chat)
+        user = user_ref(update.effective_user)
         if chat.private:
             with contextlib.suppress(StoreUnavailable):
                 await self.surfaces.set_reachable(update.effective_user.id, True)
-        await self._reply(update, await self.service.new_table(chat, user_ref(update.effective_user)))
+        outcome = await self.service.new_table(chat, user)
+        await self._reply(update, outcome)
+        if not chat.private and outcome.ok and outcome.table:
+            reachable = True
+            with contextlib.suppress(StoreUnavailable):
+                reachable = await self.surfaces.reachable(update.effective_user.id)
+            if not reachable:  # the creator sits at once: they must open the bot before the deal
+                await self.invite(user.key, outcome.table)
 
     async def cancel(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/cancel``: close this chat's table."""

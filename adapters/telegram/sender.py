@@ -18,7 +18,8 @@ import contextlib
 import datetime as dtm
 import logging
 import time
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
@@ -71,7 +72,10 @@ def destination(message: OutMessage) -> int | None:
     return None if key is None else telegram_id(key)
 
 
-def _seconds(value: int | dtm.timedelta) -> float:
+def _seconds(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():  # PTB 22 deprecates the int form; both forms are handled here
+        warnings.simplefilter("ignore")
+        value = exc.retry_after
     return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
 
 
@@ -86,9 +90,14 @@ class Sender:
         min_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         max_attempts: int = 3,
+        on_unreachable: Callable[[OutMessage], Awaitable[None]] | None = None,
     ) -> None:
-        """Use ``bot`` to call Telegram and ``surfaces`` to remember which message shows what."""
+        """Use ``bot`` to call Telegram and ``surfaces`` to remember which message shows what.
+
+        ``on_unreachable`` hears of a private view that could not be delivered (403), to tell the table.
+        """
         self.bot = bot
+        self.on_unreachable = on_unreachable
         self.surfaces = surfaces
         self.min_interval = min_interval
         self.clock = clock
@@ -183,13 +192,18 @@ class Sender:
             coalescing = message.slot in COALESCING_SLOTS
             if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
                 lane.pending.insert(0, item)
-            return _seconds(exc.retry_after)
+            return _seconds(exc)
         except Forbidden:
             self.stats["blocked"] += 1
             if message.user is not None:
                 lane.pending = [p for p in lane.pending if p.message.user is None]
                 with contextlib.suppress(StoreUnavailable):
                     await self.surfaces.set_reachable(lane.chat_id, False)
+                if self.on_unreachable is not None:
+                    try:
+                        await self.on_unreachable(message)
+                    except Exception:  # a notice must never break the lane
+                        log.exception("could not tell the table about an unreachable player")
             log.info("chat %s cannot be written to (403)", lane.chat_id)
         except StoreUnavailable:
             log.warning("surfaces store unavailable; a view was not delivered")

@@ -1,6 +1,16 @@
-"""Machine players: the :class:`Policy` interface, a random player and the baseline player."""
+"""Machine players: the :class:`Policy` interface, a random player, the baseline and the strong player."""
 
 from engine.ai.baseline import BaselinePlayer
 from engine.ai.policy import POLICIES, Policy, RandomPlayer, make_policy
+from engine.ai.strong import LEVELS, Level, StrongPlayer
 
-__all__ = ["POLICIES", "BaselinePlayer", "Policy", "RandomPlayer", "make_policy"]
+__all__ = [
+    "LEVELS",
+    "POLICIES",
+    "BaselinePlayer",
+    "Level",
+    "Policy",
+    "RandomPlayer",
+    "StrongPlayer",
+    "make_policy",
+]

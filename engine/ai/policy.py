@@ -61,7 +61,23 @@ def _baseline() -> Policy:
     return BaselinePlayer()
 
 
-POLICIES: dict[str, Callable[[], Policy]] = {"random": RandomPlayer, "baseline": _baseline}
+def _level(name: str) -> Callable[[], Policy]:
+    def make() -> Policy:
+        from engine.ai.strong import StrongPlayer
+
+        return StrongPlayer(name)
+
+    make.__doc__ = f"The strong player at level {name!r}."
+    return make
+
+
+POLICIES: dict[str, Callable[[], Policy]] = {
+    "random": RandomPlayer,
+    "baseline": _baseline,
+    "easy": _level("easy"),
+    "normal": _level("normal"),
+    "hard": _level("hard"),
+}
 """Every machine player by name."""
 
 
