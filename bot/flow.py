@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from bot.i18n.markers import N_
 from bot.leaderboard import GameResult, PlayerRef
 from bot.model import Seat, TableState, TableStatus, UserRef
-from bot.render import MACHINE_NAMES, TARGET_CHOICES, Renderer
+from bot.render import LEVELS, MACHINE_NAMES, TARGET_CHOICES, Renderer
 from bot.tokens import Token, turn_stamp
 from bot.views import OutMessage
 from engine.actions import Action, ActionKind
@@ -242,6 +242,9 @@ def change_option(ctx: TableContext, user: UserRef, code: str) -> str:
         opts.target = TARGET_CHOICES[(i + 1) % len(TARGET_CHOICES)]
     elif code == "o_mode":
         opts.mode = "game" if opts.mode == "match" else "match"
+    elif code == "o_level":
+        i = LEVELS.index(opts.difficulty) if opts.difficulty in LEVELS else -1
+        opts.difficulty = LEVELS[(i + 1) % len(LEVELS)]
     ctx.changed = True
     return OPTIONS_CHANGED
 

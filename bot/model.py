@@ -84,7 +84,8 @@ class TableOptions(BaseModel):
     target: int = 40
     mode: Literal["match", "game"] = "match"
     """A full match (2 vacas of 2 games) or a single game."""
-    difficulty: str = "baseline"
+    difficulty: str = "normal"
+    """Level of the machine players: easy, normal or hard (engine.ai)."""
 
 
 class TableState(BaseModel):

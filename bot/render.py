@@ -61,6 +61,13 @@ MACHINE_NAMES = ("Txema", "Maite", "Iker", "Nerea")
 ENVIDO_BUTTONS = (2, 5)
 SUBE_BUTTONS = (2, 5)
 TARGET_CHOICES = (40, 30, 20)
+#: Machine levels a table may choose (engine.ai players of those names).
+LEVELS = ("normal", "hard", "easy")
+LEVEL_NAMES: dict[str, str] = {
+    "easy": _("Machines: easy"),
+    "normal": _("Machines: normal"),
+    "hard": _("Machines: hard"),
+}
 
 
 def card_label(card: Card) -> str:
@@ -180,12 +187,16 @@ class Renderer:
                 tok("o_mode"),
             ),
         )
+        level_row = (
+            Button(t.gettext(LEVEL_NAMES.get(opts.difficulty, LEVEL_NAMES["normal"])), tok("o_level")),
+        )
         control_row = (
             Button(t.gettext(_("Leave")), tok("leave")),
             Button(t.gettext(_("▶ Start")), tok("start")),
             Button(t.gettext(_("✖ Cancel")), tok("cancel")),
         )
-        return self._group("lobby", lines, (seat_row[:2], seat_row[2:], option_row, control_row), fresh)
+        rows = (seat_row[:2], seat_row[2:], option_row, level_row, control_row)
+        return self._group("lobby", lines, rows, fresh)
 
     def _lobby_token(self, code: str) -> str:
         return make_token(self.table.id, lobby_stamp(), code)

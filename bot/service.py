@@ -82,6 +82,7 @@ _LOBBY_CODES = {
     "o_senas",
     "o_target",
     "o_mode",
+    "o_level",
 }
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 #: Seconds before a deadline whose firing failed is tried again.

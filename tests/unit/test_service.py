@@ -750,8 +750,13 @@ async def test_timeouts_must_be_in_a_row_to_hand_the_seat_to_the_machine() -> No
     notices: list[str] = []
     for plays in (False, True, False):
         state = await h.wait_for_human(tid)
-        if plays:  # Ane plays in time between two timeouts
-            assert (await h.press(ANE, h.turn_tokens(tid, GROUP.key)[0])).ok
+        if plays:  # Ane plays in time between two timeouts (a bet, or a discard in the discard phase)
+            tokens = h.turn_tokens(tid, GROUP.key)
+            if tokens:
+                assert (await h.press(ANE, tokens[0])).ok
+            else:
+                assert (await h.press(ANE, h.token(tid, "hand", ANE.key, "pick0"))).ok
+                assert (await h.press(ANE, h.token(tid, "hand", ANE.key, "discard"))).ok
             assert (await h.load(tid)).table.seats[0].timeouts == 0
             continue
         h.set_time(state.table.due)
