@@ -438,7 +438,7 @@ async def test_start_fills_empty_seats_with_machines(tg: FakeTelegram, bots: lis
     """Start with one human: three machine seats, which act after a short pause, by their deadlines."""
     delay = 0.15
     flow = FlowSettings(turn_timeout=3600, machine_delay=delay, next_hand_delay=0.05, catch_window=3.0)
-    bot = await start_bot(tg, memory_service(flow, seed=7))
+    bot = await start_bot(tg, memory_service(flow, seed=11))
     bots.append(bot)
     table = await open_table(tg, bot, humans=(0,))
     lobby = table.lobby_message()
@@ -800,7 +800,7 @@ async def test_production_startup_sets_command_menus_and_polls(tg: FakeTelegram,
         tg.user_sends(ane, group, f"/newgame@{BOT_USERNAME}")
         lobby = await tg.wait_for(lambda: tg.last_bot_message(group), timeout=5.0)
         assert lobby.text.startswith("🂠 Mus · mesa nueva"), lobby  # Spanish by default
-        assert len(lobby.buttons) == 10
+        assert len(lobby.buttons) == 11  # 4 seats, 3 options, the machines' level, leave, start, cancel
     finally:
         await stop_telegram(application, runtime)
         await app.close()
