@@ -493,6 +493,7 @@ def _apply(ctx: TableContext, seat: int, action: Action) -> None:
     if hand.mus_round != before_round:
         for s in ctx.table.seats:
             s.discard_pick, s.discard_ready = [], False
+        ctx.hands_fresh = True  # new cards: a new private message, which notifies (an edit would not)
     ctx.save_match()
 
 
