@@ -1,4 +1,4 @@
-"""Action tokens: the compact strings carried by buttons (≤ 64 bytes, Telegram's ``callback_data`` limit).
+"""Action tokens: the compact strings carried by buttons (≤ 64 bytes, the strictest chat platform's limit).
 
 A token is ``{table}.{stamp}.{code}``:
 

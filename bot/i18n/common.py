@@ -20,7 +20,7 @@ CHOOSE_LANGUAGE: Final[str] = _("Choose the language of this chat:")
 # Translators: {language} is the native name of the language, e.g. "Euskara".
 LANGUAGE_SET: Final[str] = _("Language set to {language}.")
 
-# Short answers (button presses and commands). Keep them short: Telegram shows at most 200 characters.
+# Short answers (button presses and commands). Keep them short: chat platforms show at most 200 characters.
 NOT_YOUR_TURN: Final[str] = _("Not your turn.")
 NOT_SEATED: Final[str] = _("You are not seated at this table.")
 STALE_BUTTON: Final[str] = _("That button is no longer valid.")

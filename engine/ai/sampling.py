@@ -161,7 +161,12 @@ class Beliefs:
             allowed = self._constraints(view, seat)
             if allowed is not None:
                 self.allowed[seat] = allowed
-        self.terms: list[tuple[int, dict[int, float]]] = list(_evidence(view)) if evidence else []
+        self.erratic = erratic_rivals(view)
+        """Whether the rivals bet like no sensible player (their words then say nothing of their cards)."""
+        terms = _evidence(view) if evidence else ()
+        self.terms: list[tuple[int, dict[int, float]]] = [
+            (seat, table) for seat, table in terms if not (self.erratic and seat % 2 != view.team)
+        ]
         share = {
             seat: sum(DEAL_WEIGHT[c] for c in allowed) / _TOTAL_WEIGHT for seat, allowed in self.allowed.items()
         }
@@ -313,6 +318,21 @@ def _evidence(view: SeatView) -> Iterable[tuple[int, dict[int, float]]]:
             proposal, standing = 0, True
 
 
+#: A single envido or raise of this many stones, far from the target, marks an erratic bettor.
+ERRATIC_BET = 13
+
+
+def erratic_rivals(view: SeatView) -> bool:
+    """Whether a rival made a bet no sensible player makes: ``ERRATIC_BET`` stones or more at once while
+    its side still needed more than that to win (a random player does it in most hands)."""
+    for action in view.actions:
+        if action.seat % 2 == view.team or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
+            continue
+        if action.amount >= ERRATIC_BET and view.scores[action.seat % 2] <= view.target - ERRATIC_BET:
+            return True
+    return False
+
+
 def _bucket(bet: int) -> int:
     """Bets grouped for the likelihood cache (the thresholds are flat above 20)."""
     return min(bet, 20)
@@ -328,6 +348,7 @@ __all__ = [
     "Codes",
     "accept_table",
     "accept_threshold",
+    "erratic_rivals",
     "lance_index",
     "open_threshold",
     "unseen_ranks",

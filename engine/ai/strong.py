@@ -38,6 +38,7 @@ from engine.ai.tables import (
     P5,
     ROW,
     draw_probabilities,
+    erratic_value,
     game_value,
 )
 
@@ -71,13 +72,17 @@ class Level:
     """Chance of making a useful true seña when one is possible."""
     ordago_margin: float
     """How much better (in game-win probability) an órdago must look than the best other action."""
+    erratic_tilt: float
+    """Extra tilt against rivals that bet like no sensible player (see :func:`~engine.ai.sampling.erratic_rivals`)."""
+    erratic_margin: float = 0.0
+    """Extra órdago margin against such rivals (they accept half the time: no órdago on a coin flip)."""
 
 
 #: The levels by name.
 LEVELS: dict[str, Level] = {
-    "easy": Level("easy", 24, False, 0.03, 0.0, 0.15, 0.02, 0.3, 1.2, 1.0, 0.5, 0.5, 0.0),
-    "normal": Level("normal", 60, True, 0.006, 0.02, 0.08, 0.006, 0.6, 0.4, 0.2, 0.9, 0.8, 0.005),
-    "hard": Level("hard", 300, True, 0.0, 0.04, 0.06, 0.004, 0.6, 0.0, 0.0, 1.0, 1.0, 0.05),
+    "easy": Level("easy", 24, False, 0.03, 0.0, 0.15, 0.02, 0.3, 1.2, 1.0, 0.5, 0.5, 0.0, 0.0),
+    "normal": Level("normal", 60, True, 0.006, 0.02, 0.08, 0.006, 0.6, 0.4, 0.2, 0.9, 0.8, 0.005, 0.06),
+    "hard": Level("hard", 300, True, 0.0, 0.04, 0.06, 0.004, 0.6, 0.0, 0.0, 1.0, 1.0, 0.05, 0.08),
 }
 
 # Señas worth telling the partner, most telling first.
@@ -168,7 +173,8 @@ class StrongPlayer:
         level = self.level
         beliefs = Beliefs(view, evidence=level.evidence)
         samples, weights = beliefs.sample(rng, level.samples)
-        table = _Table(view, level.tilt, samples, weights)
+        tilt = level.tilt + (level.erratic_tilt if beliefs.erratic else 0.0)
+        table = _Table(view, tilt, samples, weights, erratic=beliefs.erratic)
         legal = view.legal
         kinds = {a.kind for a in legal}
         options: list[tuple[Action, float]] = []
@@ -184,7 +190,8 @@ class StrongPlayer:
             standing = 0 if betting.ordago else betting.proposal
             options.append((Action(ActionKind.QUIERO), table.accept(standing)))
             options.append((Action(ActionKind.NO_QUIERO), table.refuse(standing, betting)))
-            raises = {a.amount for a in legal if a.kind is ActionKind.SUBE}
+            # Against erratic rivals a raise only starts a raise war: accept, refuse or go all in.
+            raises = set() if beliefs.erratic else {a.amount for a in legal if a.kind is ActionKind.SUBE}
             for size in _RAISE_SIZES:
                 if size in raises:
                     options.append((Action(ActionKind.SUBE, size), table.propose(standing + size, standing)))
@@ -192,8 +199,9 @@ class StrongPlayer:
                 options.append((Action(ActionKind.ORDAGO), table.propose(0, standing)))
         if level.noise:
             options = [(a, u + rng.gauss(0.0, level.noise)) for a, u in options]
-        if level.ordago_margin:
-            options = [(a, u - level.ordago_margin if a.kind is ActionKind.ORDAGO else u) for a, u in options]
+        margin = level.ordago_margin + (level.erratic_margin if beliefs.erratic else 0.0)
+        if margin:
+            options = [(a, u - margin if a.kind is ActionKind.ORDAGO else u) for a, u in options]
         best, value = max(options, key=lambda o: o[1])
         if best.kind is ActionKind.PASO and level.bluff and rng.random() < level.bluff:
             small = [(a, u) for a, u in options if a.kind is ActionKind.ENVIDO and a.amount == 2]
@@ -205,12 +213,15 @@ class StrongPlayer:
 class _Table:
     """The samples of one betting decision, digested into what each candidate action needs."""
 
-    def __init__(self, view: SeatView, tilt: float, samples: Sequence[Codes], weights: Sequence[float]) -> None:
+    def __init__(
+        self, view: SeatView, tilt: float, samples: Sequence[Codes], weights: Sequence[float], *, erratic: bool
+    ) -> None:
         betting = view.betting
+        self.erratic = erratic
         assert betting is not None
         self.view = view
         self.target = view.target
-        self.values = game_value(view.target, tilt)
+        self.values = erratic_value(view.target) if erratic else game_value(view.target, tilt)
         us = view.team
         self.us_score = view.scores[us]
         self.them_score = view.scores[1 - us]
@@ -332,12 +343,17 @@ class _Table:
         """Value of proposing ``bet`` stones in all (0: órdago) over a standing ``standing`` (0: none)."""
         deje = standing if standing > 0 else 1
         tables = [accept_table(self.lance, bet, standing > 0) for _ in self.rivals]
+        # Erratic rivals answer at random: an órdago is refused only if every answerer refuses it.
+        erratic_refusal = (0.5 if bet <= 0 else 0.05) ** len(self.rivals)
         total = 0.0
         for row in self.rows:
             codes = row[8]
             refuse = 1.0
-            for rival, acc in zip(self.rivals, tables, strict=True):
-                refuse *= 1.0 - acc[codes[rival]]
+            if self.erratic:
+                refuse = erratic_refusal
+            else:
+                for rival, acc in zip(self.rivals, tables, strict=True):
+                    refuse *= 1.0 - acc[codes[rival]]
             value = (1.0 - refuse) * self._accepted(row, bet) + refuse * self._refused(row, deje, True)
             total += row[0] * value
         return total / self.weight_sum

@@ -261,6 +261,32 @@ def game_value(target: int, tilt: float = 0.0) -> tuple[tuple[float, ...], ...]:
     return tuple(table)
 
 
+# Logistic fit of the hard player's game wins against erratic (random) rivals, from the score at each hand's
+# start: features 1, ours, theirs, theirs², ours·theirs (scores as fractions of the target).
+_ERRATIC_FIT = (2.266, 1.949, -1.92, -0.851, -1.437)
+
+
+@lru_cache(maxsize=16)
+def erratic_value(target: int) -> tuple[tuple[float, ...], ...]:
+    """Like :func:`game_value`, against rivals that bet erratically: measured, not modelled.
+
+    Against such rivals the game is decided by a few all-in coin flips rather than by stones, so the chance
+    of winning depends much less on the score; this table is a logistic fit of measured games.
+    """
+    c0, c1, c2, c3, c4 = _ERRATIC_FIT
+    table: list[tuple[float, ...]] = []
+    for a in range(target + 1):
+        row = []
+        for b in range(target + 1):
+            if a >= target or b >= target:
+                row.append(0.5 if a >= target and b >= target else (1.0 if a >= target else 0.0))
+                continue
+            x, y = a / target, b / target
+            row.append(1.0 / (1.0 + math.exp(-(c0 + c1 * x + c2 * y + c3 * y * y + c4 * x * y))))
+        table.append(tuple(row))
+    return tuple(table)
+
+
 __all__ = [
     "CODES",
     "COMB",
@@ -277,5 +303,6 @@ __all__ = [
     "SENA_CODES",
     "TEAM_WIN",
     "draw_probabilities",
+    "erratic_value",
     "game_value",
 ]
