@@ -288,27 +288,6 @@ def cancel(ctx: TableContext, user: UserRef) -> str:
 
 # --- playing -----------------------------------------------------------------------------------------
 
-_SIMPLE_CODES = {
-    "mus": ActionKind.MUS,
-    "nomus": ActionKind.NO_MUS,
-    "paso": ActionKind.PASO,
-    "quiero": ActionKind.QUIERO,
-    "noquiero": ActionKind.NO_QUIERO,
-    "ordago": ActionKind.ORDAGO,
-}
-
-
-def action_of_code(code: str) -> Action | None:
-    """The engine action a turn-button code stands for, or ``None``."""
-    if code in _SIMPLE_CODES:
-        return Action(_SIMPLE_CODES[code])
-    if code.startswith("env") and code[3:].isdigit():
-        return Action(ActionKind.ENVIDO, int(code[3:]))
-    if code.startswith("sube") and code[4:].isdigit():
-        return Action(ActionKind.SUBE, int(code[4:]))
-    return None
-
-
 def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
     """A turn action from a button: seated, on turn, drawn for this very step, legal."""
     match = ctx.require_match()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
 from bot.model import TableState, TableStatus
-from bot.tokens import hand_stamp, lobby_stamp, make_token, turn_stamp
+from bot.tokens import action_code, hand_stamp, lobby_stamp, make_token, turn_stamp
 from bot.views import Button, OutMessage
 from engine.actions import Action, ActionKind
 from engine.betting import BetStatus
@@ -120,25 +120,6 @@ def action_label(t: Translator, action: Action | ActionKind, amount: int = 0) ->
     if kind is ActionKind.ORDAGO:
         return t.gettext(_("órdago"))
     return t.gettext(_("discard"))
-
-
-def _action_code(action: Action) -> str | None:
-    kind = action.kind
-    simple = {
-        ActionKind.MUS: "mus",
-        ActionKind.NO_MUS: "nomus",
-        ActionKind.PASO: "paso",
-        ActionKind.QUIERO: "quiero",
-        ActionKind.NO_QUIERO: "noquiero",
-        ActionKind.ORDAGO: "ordago",
-    }
-    if kind in simple:
-        return simple[kind]
-    if kind is ActionKind.ENVIDO:
-        return f"env{action.amount}"
-    if kind is ActionKind.SUBE:
-        return f"sube{action.amount}"
-    return None
 
 
 def team_names(table: TableState, team: int) -> str:
@@ -362,7 +343,7 @@ class Renderer:
             chosen.insert(-1, min((a for a in legal if a.kind is ActionKind.SUBE), key=lambda a: a.amount))
         buttons = []
         for action in chosen:
-            code = _action_code(action)
+            code = action_code(action)
             if code is not None:
                 buttons.append(
                     Button(_capital(action_label(self.t, action)), make_token(self.table.id, stamp, code))

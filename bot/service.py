@@ -42,7 +42,7 @@ from bot.store.ports import (
     VersionConflict,
 )
 from bot.store.prefs import PreferencesStore
-from bot.tokens import Token, TokenError, hand_stamp, lobby_stamp, parse_token
+from bot.tokens import Token, TokenError, action_of_code, hand_stamp, lobby_stamp, parse_token
 from bot.views import Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
 from engine.match import Match
@@ -486,7 +486,7 @@ class Service:
             if code == "cancel":
                 return flow.cancel(ctx, user)
             return flow.change_option(ctx, user, code)
-        turn_action = flow.action_of_code(code)
+        turn_action = action_of_code(code)
         if turn_action is not None:
             flow.act(ctx, user, token, turn_action)
             return None

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.actions import Action, ActionKind
+
 MAX_TOKEN_BYTES = 64
 TABLE_ID_RE = re.compile(r"^[a-z0-9]{8}$")
 _TOKEN_RE = re.compile(
@@ -32,6 +34,40 @@ CODE_RE = re.compile(
     r"|sena_[a-z_]{4,16}|catch\d{1,2}|cards"  # señas, catches, own cards
     r")$"
 )
+
+
+# Turn actions without an amount, by code (envido and sube carry theirs: ``env2``, ``sube5``).
+_SIMPLE_CODES: dict[str, ActionKind] = {
+    "mus": ActionKind.MUS,
+    "nomus": ActionKind.NO_MUS,
+    "paso": ActionKind.PASO,
+    "quiero": ActionKind.QUIERO,
+    "noquiero": ActionKind.NO_QUIERO,
+    "ordago": ActionKind.ORDAGO,
+}
+_CODE_OF_KIND = {kind: code for code, kind in _SIMPLE_CODES.items()}
+
+
+def action_code(action: Action) -> str | None:
+    """The token code of a turn action (``None`` for a discard: discards are picked card by card)."""
+    if action.kind in _CODE_OF_KIND:
+        return _CODE_OF_KIND[action.kind]
+    if action.kind is ActionKind.ENVIDO:
+        return f"env{action.amount}"
+    if action.kind is ActionKind.SUBE:
+        return f"sube{action.amount}"
+    return None
+
+
+def action_of_code(code: str) -> Action | None:
+    """The turn action a token code stands for, or ``None`` (the engine still judges its legality)."""
+    if code in _SIMPLE_CODES:
+        return Action(_SIMPLE_CODES[code])
+    if code.startswith("env") and code[3:].isdigit():
+        return Action(ActionKind.ENVIDO, int(code[3:]))
+    if code.startswith("sube") and code[4:].isdigit():
+        return Action(ActionKind.SUBE, int(code[4:]))
+    return None
 
 
 class TokenError(ValueError):
