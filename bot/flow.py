@@ -8,6 +8,7 @@ table back with a compare-and-set. A :class:`Refusal` means "answer the user, ch
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from bot.render import LEVELS, MACHINE_NAMES, TARGET_CHOICES, Renderer
 from bot.tokens import Token, turn_stamp
 from bot.views import OutMessage
 from engine.actions import Action, ActionKind
+from engine.ai.baseline import BaselinePlayer
 from engine.ai.policy import Policy
 from engine.cards import card_name, parse_cards
 from engine.errors import CatchError, MusError, SenaError
@@ -26,8 +28,11 @@ from engine.hand import Phase
 from engine.match import Match, MatchConfig
 from engine.senas import Sena
 from engine.state import match_state, restore_match
+from engine.views import SeatView
 
 _ = N_
+log = logging.getLogger(__name__)
+_FALLBACK = BaselinePlayer()
 
 # Answers (msgids, translated by the service in the presser's language).
 SEAT_TAKEN = _("That seat is taken.")
@@ -445,8 +450,23 @@ def machine_move(ctx: TableContext, seat: int) -> None:
                 )
     action = _picked_discard(ctx, seat) if hand.phase is Phase.DISCARD else None
     if action is None:
-        action = policy.decide(match.view_for(seat), ctx.rng)
+        action = _machine_decision(policy, match.view_for(seat), ctx.rng)
     _apply(ctx, seat, action)
+
+
+def _machine_decision(policy: Policy, view: SeatView, rng: random.Random) -> Action:
+    """The policy's choice; should a player ever fail or choose an illegal action, the baseline decides.
+
+    A table must never be stuck on a machine's turn because of a bug in one machine player.
+    """
+    try:
+        action = policy.decide(view, rng)
+        if action in view.legal:
+            return action
+        log.error("machine player %s chose an illegal action %s", policy.name, action)
+    except Exception:
+        log.exception("machine player %s failed", policy.name)
+    return _FALLBACK.decide(view, rng)
 
 
 def _picked_discard(ctx: TableContext, seat: int) -> Action | None:
