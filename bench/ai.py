@@ -40,7 +40,9 @@ def measure(player: Policy, decisions: int, seed: int) -> dict[Phase, list[float
     done = 0
     game = 0
     while done < decisions:
-        policies: list[Policy] = [player, rival, player, rival] if game % 2 == 0 else [rival, player, rival, player]
+        policies: list[Policy] = (
+            [player, rival, player, rival] if game % 2 == 0 else [rival, player, rival, player]
+        )
         match = Match(MatchConfig(games_per_vaca=1, vacas_per_match=1), first_mano=game % 4)
         game += 1
         while not match.over and done < decisions:
@@ -64,12 +66,15 @@ def measure(player: Policy, decisions: int, seed: int) -> dict[Phase, list[float
 def main() -> None:
     """Measure every level and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--decisions", type=int, default=3000, help="decisions timed per level (default 3000)")
+    parser.add_argument(
+        "--decisions", type=int, default=3000, help="decisions timed per level (default 3000)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--levels", default="easy,normal,hard", help="comma-separated player names")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, one core; {args.decisions} decisions per player, against the baseline")
-    print(f"{'player':<9} {'decisions':>9} {'mean ms':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}   mean ms by phase")
+    print(f"python {sys.version.split()[0]}, one core; {args.decisions} decisions per player vs the baseline")
+    head = f"{'player':<9} {'decisions':>9} {'mean ms':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}"
+    print(f"{head}   mean ms by phase")
     for name in args.levels.split(","):
         times = measure(make_policy(name), args.decisions, args.seed)
         every = [t * 1000 for ts in times.values() for t in ts]

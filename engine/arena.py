@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from engine.actions import ActionKind
-from engine.ai.policy import POLICIES, Policy, make_policy
+from engine.ai.policy import POLICIES, Policy
 from engine.betting import BetStatus
 from engine.cards import Card
 from engine.errors import MusError
@@ -105,20 +105,23 @@ class ArenaStats:
             f" (difference {(self.stones[0] - self.stones[1]) / hands:+.2f})"
         )
         lines.append(
-            f"lance      with betting  {a + ' bet':>10} {b + ' bet':>10}   {a + ' st/h':>10} {b + ' st/h':>10}"
-            "   (share of lances each side opened; stones per hand)"
+            f"lance      with betting  {a + ' bet':>10} {b + ' bet':>10}   "
+            f"{a + ' st/h':>10} {b + ' st/h':>10}   (share of lances each side opened; stones per hand)"
         )
         for lance in Lance:
             played = self.lance_played[lance]
             shares = [
-                f"{100 * self.lance_bet[i][lance] / played:9.1f}%" if played else "         -" for i in range(2)
+                f"{100 * self.lance_bet[i][lance] / played:9.1f}%" if played else "         -"
+                for i in range(2)
             ]
             stones = [f"{self.lance_stones[i][lance] / hands:10.2f}" for i in range(2)]
-            lines.append(f"  {lance.value:<7} {played:>15}  {shares[0]} {shares[1]}   {stones[0]} {stones[1]}")
+            lines.append(
+                f"  {lance.value:<7} {played:>15}  {shares[0]} {shares[1]}   {stones[0]} {stones[1]}"
+            )
         for i, name in enumerate((a, b)):
             lines.append(
-                f"órdagos {name:>10}: {self.ordagos_proposed[i]} proposed, {self.ordagos_accepted[i]} accepted,"
-                f" {self.ordagos_won[i]} won"
+                f"órdagos {name:>10}: {self.ordagos_proposed[i]} proposed, "
+                f"{self.ordagos_accepted[i]} accepted, {self.ordagos_won[i]} won"
             )
         return "\n".join(lines)
 
@@ -257,7 +260,10 @@ def run_arena(
     if jobs == 1:
         return play_pairs(POLICIES[a], POLICIES[b], seed, 0, pairs, config, matches > 0)
     chunk = max(1, min(25, pairs // (4 * jobs) or 1))
-    tasks = [(a, b, seed, first, min(chunk, pairs - first), config, matches > 0) for first in range(0, pairs, chunk)]
+    tasks = [
+        (a, b, seed, first, min(chunk, pairs - first), config, matches > 0)
+        for first in range(0, pairs, chunk)
+    ]
     total = ArenaStats()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for part in pool.map(_worker, tasks):

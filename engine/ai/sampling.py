@@ -23,11 +23,6 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from engine.actions import ActionKind
-from engine.cards import CARD_RANK
-from engine.evaluation import Lance
-from engine.hand import LANCE_OF_PHASE, Phase
-from engine.views import SeatView
-
 from engine.ai.tables import (
     CODES,
     COMB,
@@ -40,6 +35,10 @@ from engine.ai.tables import (
     ROW,
     SENA_CODES,
 )
+from engine.cards import CARD_RANK
+from engine.evaluation import Lance
+from engine.hand import LANCE_OF_PHASE, Phase
+from engine.views import SeatView
 
 #: A sample: the hand code of each seat 0..3 (this seat's own code included).
 Codes = tuple[int, int, int, int]
@@ -168,7 +167,8 @@ class Beliefs:
             (seat, table) for seat, table in terms if not (self.erratic and seat % 2 != view.team)
         ]
         share = {
-            seat: sum(DEAL_WEIGHT[c] for c in allowed) / _TOTAL_WEIGHT for seat, allowed in self.allowed.items()
+            seat: sum(DEAL_WEIGHT[c] for c in allowed) / _TOTAL_WEIGHT
+            for seat, allowed in self.allowed.items()
         }
         others = [s for s in range(4) if s != view.seat]
         # Constrained seats first (rarest first): the free ones take whatever is left.
@@ -319,16 +319,17 @@ def _evidence(view: SeatView) -> Iterable[tuple[int, dict[int, float]]]:
 
 
 #: A single envido or raise of this many stones, far from the target, marks an erratic bettor.
-ERRATIC_BET = 13
+ERRATIC_BET = 11
 
 
 def erratic_rivals(view: SeatView) -> bool:
-    """Whether a rival made a bet no sensible player makes: ``ERRATIC_BET`` stones or more at once while
-    its side still needed more than that to win (a random player does it in most hands)."""
+    """Whether a rival made a bet no sensible player makes: ``ERRATIC_BET`` stones or more at once, and
+    that much more than its side needed to win (a random player does it in most hands)."""
     for action in view.actions:
         if action.seat % 2 == view.team or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
             continue
-        if action.amount >= ERRATIC_BET and view.scores[action.seat % 2] <= view.target - ERRATIC_BET:
+        needed = view.target - view.scores[action.seat % 2]
+        if action.amount >= ERRATIC_BET and (needed >= ERRATIC_BET or action.amount >= needed + ERRATIC_BET):
             return True
     return False
 

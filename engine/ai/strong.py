@@ -14,33 +14,39 @@ How it decides (``docs/ai.md`` has the page-long version):
 - **Mus and discards**: the exact expectation of :data:`~engine.ai.tables.HAND_VALUE` over every
   replacement draw from the unseen cards, for each set of cards to keep; cut when the hand is worth more
   now than the best discard is expected to bring, minus a margin.
+- **Erratic rivals**: a rival that bets 11 stones or more at once far from the target (a random player
+  does it in most hands) is read as erratic: its words no longer weigh the samples, it is expected to
+  raise any bet and to refuse an órdago half the time, no raise wars are started, and the score is valued
+  with :func:`~engine.ai.tables.erratic_value` (measured against such rivals).
 - **Señas**: the most telling true seña once the cards are final; rivals' señas are always watched.
 - **Levels**: ``easy`` (few samples, no reading of the others' words, noisy), ``normal``, ``hard``.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.actions import Action, ActionKind
-from engine.betting import BetStatus
-from engine.cards import CARD_RANK
-from engine.hand import Phase
-from engine.senas import Sena, true_senas
-from engine.views import SeatView, SenaView
-
 from engine.ai.sampling import Beliefs, Codes, accept_table
 from engine.ai.tables import (
     HAND_VALUE,
     LANCE_INDEX,
     P5,
     ROW,
+    ROW_LANCES,
+    TEAM_WIN,
     draw_probabilities,
     erratic_value,
     game_value,
 )
+from engine.betting import BetStatus
+from engine.cards import CARD_RANK
+from engine.hand import Phase
+from engine.senas import Sena, true_senas
+from engine.views import SeatView, SenaView
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,18 +78,26 @@ class Level:
     """Chance of making a useful true seña when one is possible."""
     ordago_margin: float
     """How much better (in game-win probability) an órdago must look than the best other action."""
-    erratic_tilt: float
-    """Extra tilt against rivals that bet like no sensible player (see :func:`~engine.ai.sampling.erratic_rivals`)."""
-    erratic_margin: float = 0.0
-    """Extra órdago margin against such rivals (they accept half the time: no órdago on a coin flip)."""
+    extra_samples: int = 0
+    """More samples drawn for a close call that may decide the game (an órdago, a big bet)."""
 
 
 #: The levels by name.
 LEVELS: dict[str, Level] = {
-    "easy": Level("easy", 24, False, 0.03, 0.0, 0.15, 0.02, 0.3, 1.2, 1.0, 0.5, 0.5, 0.0, 0.0),
-    "normal": Level("normal", 60, True, 0.006, 0.02, 0.08, 0.006, 0.6, 0.4, 0.2, 0.9, 0.8, 0.005, 0.06),
-    "hard": Level("hard", 300, True, 0.0, 0.04, 0.06, 0.004, 0.6, 0.0, 0.0, 1.0, 1.0, 0.05, 0.08),
-}
+    "easy": Level(
+        "easy", samples=24, evidence=False, noise=0.03, tilt=0.0, bluff=0.15, bluff_margin=0.02,
+        mus_margin=0.3, mus_noise=1.2, discard_noise=1.0, catch=0.5, sena=0.5, ordago_margin=0.0,
+    ),
+    "normal": Level(
+        "normal", samples=60, evidence=True, noise=0.006, tilt=0.02, bluff=0.08, bluff_margin=0.006,
+        mus_margin=0.6, mus_noise=0.4, discard_noise=0.2, catch=0.9, sena=0.8, ordago_margin=0.03,
+    ),
+    "hard": Level(
+        "hard", samples=300, evidence=True, noise=0.0, tilt=0.04, bluff=0.06, bluff_margin=0.004,
+        mus_margin=0.6, mus_noise=0.0, discard_noise=0.0, catch=1.0, sena=1.0, ordago_margin=0.05,
+        extra_samples=600,
+    ),
+}  # fmt: skip
 
 # Señas worth telling the partner, most telling first.
 _SENA_ORDER = (
@@ -96,9 +110,14 @@ _SENA_ORDER = (
     Sena.DOS_ASES,
     Sena.CIEGO,
 )
-_OPEN_SIZES = (2, 4, 7, 12)
+_OPEN_SIZES = (2, 4, 7, 10)
 _RAISE_SIZES = (2, 5, 10)
 _GRANDE, _CHICA, _PARES, _JUEGO, _PUNTO = range(5)
+# A close call is two options within this much game-win probability; a big bet is this many stones.
+_CLOSE = 0.04
+_BIG_BET = 10
+# The typical total an erratic rival bets or raises to (uniform amounts up to the cap).
+_ERRATIC_RAISE = 20
 
 
 class StrongPlayer:
@@ -173,23 +192,45 @@ class StrongPlayer:
         level = self.level
         beliefs = Beliefs(view, evidence=level.evidence)
         samples, weights = beliefs.sample(rng, level.samples)
-        tilt = level.tilt + (level.erratic_tilt if beliefs.erratic else 0.0)
-        table = _Table(view, tilt, samples, weights, erratic=beliefs.erratic)
+        options = self._options(view, beliefs, samples, weights)
+        if level.extra_samples and _close_call(options, betting.proposal):
+            # A close call that may decide the game: look again with many more samples.
+            more, more_weights = beliefs.sample(rng, level.extra_samples)
+            options = self._options(view, beliefs, [*samples, *more], [*weights, *more_weights])
+        return self._choose(options, rng, bluff=not beliefs.erratic)
+
+    def _options(
+        self, view: SeatView, beliefs: Beliefs, samples: Sequence[Codes], weights: Sequence[float]
+    ) -> list[tuple[Action, float]]:
+        """Every candidate action with its value (the chance of winning the game)."""
+        betting = view.betting
+        assert betting is not None
+        level = self.level
+        table = _Table(view, level.tilt, samples, weights, erratic=beliefs.erratic)
         legal = view.legal
         kinds = {a.kind for a in legal}
         options: list[tuple[Action, float]] = []
         if betting.status is BetStatus.OPENING:
-            options.append((Action(ActionKind.PASO), table.paso()))
+            if beliefs.erratic:
+                # Erratic rivals still to speak bet (big) after a paso, and raise over an envido.
+                speakers = betting.participants
+                after_me = speakers[speakers.index(view.seat) + 1 :]
+                rival_after = any(s % 2 != view.team for s in after_me)
+                paso = table.erratic_answer(1, _ERRATIC_RAISE) if rival_after else table.paso()
+                options.append((Action(ActionKind.PASO), paso))
+            else:
+                options.append((Action(ActionKind.PASO), table.paso()))
             bets = {a.amount for a in legal if a.kind is ActionKind.ENVIDO}
             for size in _OPEN_SIZES:
                 if size in bets:
-                    options.append((Action(ActionKind.ENVIDO, size), table.propose(size, 0)))
+                    value = table.erratic_envido(size) if beliefs.erratic else table.propose(size, 0)
+                    options.append((Action(ActionKind.ENVIDO, size), value))
             if ActionKind.ORDAGO in kinds:
                 options.append((Action(ActionKind.ORDAGO), table.propose(0, 0)))
         else:
             standing = 0 if betting.ordago else betting.proposal
             options.append((Action(ActionKind.QUIERO), table.accept(standing)))
-            options.append((Action(ActionKind.NO_QUIERO), table.refuse(standing, betting)))
+            options.append((Action(ActionKind.NO_QUIERO), table.refuse(standing)))
             # Against erratic rivals a raise only starts a raise war: accept, refuse or go all in.
             raises = set() if beliefs.erratic else {a.amount for a in legal if a.kind is ActionKind.SUBE}
             for size in _RAISE_SIZES:
@@ -197,13 +238,32 @@ class StrongPlayer:
                     options.append((Action(ActionKind.SUBE, size), table.propose(standing + size, standing)))
             if ActionKind.ORDAGO in kinds:
                 options.append((Action(ActionKind.ORDAGO), table.propose(0, standing)))
-        if level.noise:
-            options = [(a, u + rng.gauss(0.0, level.noise)) for a, u in options]
-        margin = level.ordago_margin + (level.erratic_margin if beliefs.erratic else 0.0)
+        if beliefs.erratic and table.later_chance > 0.0:
+            # Erratic rivals will bet every later lance too: waiting keeps the best all-in of the hand
+            # (they refuse an órdago a quarter of the time, handing over their big bet).
+            waiting = 0.24 + 0.75 * table.later_chance
+            deje = betting.accepted_before or 1
+            safe = table.them_score + deje < view.target
+            options = [
+                (a, max(u, waiting))
+                if a.kind is ActionKind.PASO or (a.kind is ActionKind.NO_QUIERO and safe)
+                else (a, u)
+                for a, u in options
+            ]
+        # The margin guards against misjudging how readily sensible rivals fold (erratic ones: at random).
+        margin = 0.0 if beliefs.erratic else level.ordago_margin
         if margin:
             options = [(a, u - margin if a.kind is ActionKind.ORDAGO else u) for a, u in options]
+        return options
+
+    def _choose(self, options: list[tuple[Action, float]], rng: random.Random, *, bluff: bool) -> Action:
+        """The best option after the level's noise, and now and then a bluff (never against rivals that
+        never fold)."""
+        level = self.level
+        if level.noise:
+            options = [(a, u + rng.gauss(0.0, level.noise)) for a, u in options]
         best, value = max(options, key=lambda o: o[1])
-        if best.kind is ActionKind.PASO and level.bluff and rng.random() < level.bluff:
+        if bluff and best.kind is ActionKind.PASO and level.bluff and rng.random() < level.bluff:
             small = [(a, u) for a, u in options if a.kind is ActionKind.ENVIDO and a.amount == 2]
             if small and small[0][1] >= value - level.bluff_margin:
                 return small[0][0]
@@ -214,7 +274,13 @@ class _Table:
     """The samples of one betting decision, digested into what each candidate action needs."""
 
     def __init__(
-        self, view: SeatView, tilt: float, samples: Sequence[Codes], weights: Sequence[float], *, erratic: bool
+        self,
+        view: SeatView,
+        tilt: float,
+        samples: Sequence[Codes],
+        weights: Sequence[float],
+        *,
+        erratic: bool,
     ) -> None:
         betting = view.betting
         self.erratic = erratic
@@ -235,6 +301,9 @@ class _Table:
         total_weight = sum(weights) or 1.0
         current = self.lance
         rows: list[tuple[float, int, int, int, int, int, int, int, Codes]] = []
+        # Per later lance: weight of the samples where both teams bet it, and of those where we win it.
+        later_bet = [0.0] * 5
+        later_win = [0.0] * 5
         for codes, weight in zip(samples, weights, strict=True):
             if weight <= 0.0:
                 continue
@@ -274,6 +343,12 @@ class _Table:
                 if after:
                     post_a += a
                     post_b += b
+                    ours_hold = ROW[codes[us]][li] or ROW[codes[us + 2]][li]
+                    theirs_hold = ROW[codes[1 - us]][li] or ROW[codes[3 - us]][li]
+                    if li <= _CHICA or li == _PUNTO or (ours_hold and theirs_hold):
+                        later_bet[li] += weight
+                        if win == 1:
+                            later_win[li] += weight
                 else:
                     pre_a += a
                     pre_b += b
@@ -284,11 +359,18 @@ class _Table:
         self.partner_answers_after_me = False
         if betting.status is BetStatus.ANSWERING and betting.proposer is not None:
             answerers = [
-                s for s in ((betting.proposer + 1) % 4, (betting.proposer + 3) % 4) if s in betting.participants
+                s
+                for s in ((betting.proposer + 1) % 4, (betting.proposer + 3) % 4)
+                if s in betting.participants
             ]
             if me in answerers and partner in answerers and answerers.index(partner) > answerers.index(me):
                 self.partner_answers_after_me = True
         self.weight_sum = sum(r[0] for r in rows) or 1.0
+        # The best all-in chance still to come in this hand (a lance surely bet, won with this chance).
+        self.later_chance = max(
+            (later_win[li] / later_bet[li] for li in range(5) if later_bet[li] >= 0.8 * total_weight),
+            default=0.0,
+        )
 
     def _final(self, a: int, b: int, row: tuple[float, int, int, int, int, int, int, int, Codes],
                ca: int, cb: int) -> float:  # fmt: skip
@@ -331,6 +413,29 @@ class _Table:
         a, b = _payout(self.lance, BetStatus.REFUSED, 0, ours, row[5], row[6], row[7])
         return self._final(sa, sb, row, a, b)
 
+    def win_chance(self) -> float:
+        """The chance that our side wins the lance being bet."""
+        return sum(row[0] for row in self.rows if row[5] == 1) / self.weight_sum
+
+    def erratic_answer(self, deje: int, total: int) -> float:
+        """Our best answer once erratic rivals bet ``total`` in all: refuse (they take ``deje``), accept,
+        or órdago (refused only if every rival answerer refuses, each half the time)."""
+        total = min(total, self.target)
+        refusal = 0.5 ** len(self.rivals)
+        fold = accept = ordago = 0.0
+        for row in self.rows:
+            w = row[0]
+            fold += w * self._refused(row, deje, False)
+            accept += w * self._accepted(row, total)
+            ordago += w * ((1.0 - refusal) * (row[5] == 1) + refusal * self._refused(row, total, True))
+        return max(fold, accept, ordago) / self.weight_sum
+
+    def erratic_envido(self, bet: int) -> float:
+        """Value of opening ``bet`` against erratic rivals: they mostly raise, then we answer."""
+        raised = self.erratic_answer(bet, bet + _ERRATIC_RAISE)
+        accepted = self.accept(bet)
+        return 0.1 * accepted + 0.9 * raised
+
     def paso(self) -> float:
         """Value of passing (as if the lance ends en paso)."""
         total = 0.0
@@ -365,21 +470,38 @@ class _Table:
             total += row[0] * self._accepted(row, standing)
         return total / self.weight_sum
 
-    def refuse(self, standing: int, betting: object) -> float:
-        """Value of refusing: the partner may still accept (then its hand decides), else the deje."""
+    def refuse(self, standing: int) -> float:
+        """Value of refusing: the partner may still accept (then its hand decides), else the deje.
+
+        The partner, who sees its own cards, is modelled as accepting when its hand alone gives the side
+        a better chance (:data:`~engine.ai.tables.TEAM_WIN`) than the break-even of this bet.
+        """
         view_betting = self.view.betting
         assert view_betting is not None
         deje = view_betting.accepted_before if view_betting.accepted_before > 0 else 1
-        partner_accepts = accept_table(self.lance, standing) if self.partner_answers_after_me else None
-        total = 0.0
-        for row in self.rows:
-            refused = self._refused(row, deje, False)
-            if partner_accepts is not None:
-                p = partner_accepts[row[8][self.partner]]
-                value = p * self._accepted(row, standing) + (1.0 - p) * refused
+        refused = [self._refused(row, deje, False) for row in self.rows]
+        if not self.partner_answers_after_me:
+            return sum(row[0] * r for row, r in zip(self.rows, refused, strict=True)) / self.weight_sum
+        accepted = [self._accepted(row, standing) for row in self.rows]
+        won = lost = won_w = lost_w = 0.0
+        for row, value in zip(self.rows, accepted, strict=True):
+            if row[5] == 1:
+                won += row[0] * value
+                won_w += row[0]
             else:
-                value = refused
-            total += row[0] * value
+                lost += row[0] * value
+                lost_w += row[0]
+        mean_refused = sum(row[0] * r for row, r in zip(self.rows, refused, strict=True)) / self.weight_sum
+        if won_w and lost_w and won / won_w > lost / lost_w:
+            u_win, u_lose = won / won_w, lost / lost_w
+            threshold = min(1.0, max(0.0, (mean_refused - u_lose) / (u_win - u_lose)))
+        else:
+            threshold = 1.0
+        team_win = TEAM_WIN[ROW_LANCES[self.lance]]
+        total = 0.0
+        for row, acc, ref in zip(self.rows, accepted, refused, strict=True):
+            p = _sigmoid((team_win[row[8][self.partner]] - threshold) / 0.05)
+            total += row[0] * (p * acc + (1.0 - p) * ref)
         return total / self.weight_sum
 
 
@@ -399,6 +521,14 @@ def _payout(lance: int, status: BetStatus, amount: int, proposer_us: bool | None
     if win == 0:
         return 0, extra + bt
     return 0, 0
+
+
+def _sigmoid(x: float) -> float:
+    if x < -30:
+        return 0.0
+    if x > 30:
+        return 1.0
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 def _code(cards: Sequence[int]) -> int:
@@ -435,6 +565,16 @@ def _best_keep(
             best_value = noisy
             best_keep = keep
     return best_value, best_keep
+
+
+def _close_call(options: Sequence[tuple[Action, float]], standing: int) -> bool:
+    """Whether the two best options are near and one of them may decide the game (an órdago, or
+    accepting an órdago or a big bet)."""
+    ranked = sorted(options, key=lambda o: o[1], reverse=True)
+    if len(ranked) < 2 or ranked[0][1] - ranked[1][1] > _CLOSE:
+        return False
+    big = standing == 0 or standing >= _BIG_BET
+    return any(a.kind is ActionKind.ORDAGO or (a.kind is ActionKind.QUIERO and big) for a, _ in ranked[:2])
 
 
 def _safest(legal: Sequence[Action]) -> Action:

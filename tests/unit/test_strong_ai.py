@@ -84,10 +84,7 @@ def situations(seed: int, count: int) -> Iterator[tuple[Match, SeatView]]:
                         if rng.random() < 0.5:
                             match.catch_sena(rival, made.index, clock + 0.5)
                     view = match.view_for(seat)
-                if rng.random() < 0.5:
-                    action = driver_action(view.legal, rng)
-                else:
-                    action = mover.decide(view, rng)
+                action = driver_action(view.legal, rng) if rng.random() < 0.5 else mover.decide(view, rng)
                 match.act(seat, action)
 
 
@@ -203,7 +200,11 @@ def _hidden_info_cases(seed: int, count: int) -> Iterator[tuple[Hand, int]]:
             assert seat is not None
             legal = hand.legal_actions(seat)
             if hand.phase is Phase.MUS:
-                action = NO_MUS if hand.mus_round == 0 and (rng.random() < 0.4 or seat == (hand.mano + 3) % 4) else MUS
+                action = (
+                    NO_MUS
+                    if hand.mus_round == 0 and (rng.random() < 0.4 or seat == (hand.mano + 3) % 4)
+                    else MUS
+                )
             else:
                 action = driver_action(legal, rng)
             hand.act(seat, action)
@@ -224,13 +225,17 @@ def test_decisions_do_not_depend_on_the_other_seats_hidden_cards() -> None:
         other = _redeal(hand, seat, rng)
         for record in hand.log[:played]:
             other.act(record.seat, record.action)
-        assert [other.hands[s] for s in range(4) if s != seat] != [hand.hands[s] for s in range(4) if s != seat]
+        assert [other.hands[s] for s in range(4) if s != seat] != [
+            hand.hands[s] for s in range(4) if s != seat
+        ]
         twin = other.view_for(seat)
         assert twin == view  # same public information: the redeal is consistent with the view
         for name, player in players.items():
             for k in range(2):
                 assert player.decide(view, random.Random(k)) == player.decide(twin, random.Random(k)), name
-                assert player.choose_sena(view, random.Random(k)) == player.choose_sena(twin, random.Random(k))
+                assert player.choose_sena(view, random.Random(k)) == player.choose_sena(
+                    twin, random.Random(k)
+                )
         checked += 1
     assert checked == 120
 
@@ -330,10 +335,10 @@ def test_a_partners_sena_is_a_hard_constraint() -> None:
 
 def test_tables_order_hands_sensibly() -> None:
     code = hand_code
-    four_reyes = code(parse_cards("12o 12c 3o 3c".split()))
-    poor = code(parse_cards("4o 6c 7e 11b".split()))
+    four_reyes = code(parse_cards(["12o", "12c", "3o", "3c"]))
+    poor = code(parse_cards(["4o", "6c", "7e", "11b"]))
     assert TEAM_WIN[Lance.GRANDE][four_reyes] > 0.99 > TEAM_WIN[Lance.GRANDE][poor]
-    assert TEAM_WIN[Lance.CHICA][code(parse_cards("1o 1c 2o 2c".split()))] > 0.99
+    assert TEAM_WIN[Lance.CHICA][code(parse_cards(["1o", "1c", "2o", "2c"]))] > 0.99
     values = game_value(40)
     assert values[0][0] == pytest.approx(0.5, abs=1e-9)
     assert values[39][0] > 0.95 and values[0][39] < 0.05
@@ -349,19 +354,20 @@ def test_strong_hands_cut_the_mus_and_weak_hands_ask_for_it(name: str) -> None:
         for i in range(40):
             action = player.decide(explicit(deal).view_for(0), random.Random(i))
             cuts[cards] += action == NO_MUS
-    assert cuts["12o 12c 3o 3c"] >= 36 and cuts["12o 11o 10o 2o"] >= 30
+    sure, often = (30, 24) if name == "easy" else (36, 30)
+    assert cuts["12o 12c 3o 3c"] >= sure and cuts["12o 11o 10o 2o"] >= often
     assert cuts["4o 6c 7e 11b"] <= 12 and cuts["4o 5o 6c 7b"] <= 12
 
 
 def test_discards_keep_the_reyes() -> None:
-    hand = explicit(["12o 3c 5o 6b", "1c 4c 5c 6c", "1e 4e 5e 6e", "1b 4b 5b 6b"])
+    hand = explicit(["12o 3c 5o 6b", "1c 4c 5c 6c", "1e 4e 5e 6e", "1b 4b 5b 7b"])
     for _ in range(4):
         hand.act(hand.turn, MUS)  # type: ignore[arg-type]
     assert hand.phase is Phase.DISCARD
     view = hand.view_for(0)
     action = make_policy("hard").decide(view, random.Random(0))
     assert action.kind is ActionKind.DISCARD
-    assert set(action.cards) <= set(parse_cards("5o 6b".split()))
+    assert set(action.cards) <= set(parse_cards(["5o", "6b"]))
 
 
 @pytest.mark.parametrize("name", ["normal", "hard"])
