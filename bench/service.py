@@ -385,7 +385,7 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
         results=None if args.no_leaderboard else RedisResultQueue(redis, prefix=prefix),
         atomic_deadlines=True,
         settings=settings,
-        policy=lambda name: CountingPolicy(make_policy(name), stats),
+        policy=lambda name: CountingPolicy(make_policy(args.level or name), stats),
     )
     service = TimedService(deps)
     service.bench_stats, service.drivers = stats, {}
@@ -411,6 +411,7 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load average {load} before the run (other processes skew it)")
     print(f"mode {args.mode}: {mode_line}")
+    print(f"machine players: {args.level or 'each table level (normal by default)'}")
     board_line = (
         "off (--no-leaderboard)"
         if args.no_leaderboard
@@ -568,6 +569,11 @@ def main() -> None:
     )
     parser.add_argument("--fire-loops", type=int, default=8, help="deadline loops (deadlines mode; 8)")
     parser.add_argument("--fire-batch", type=int, default=16, help="keys claimed per fire_due (default 16)")
+    parser.add_argument(
+        "--level",
+        default="baseline",
+        help="machine player of every table (default baseline: the service's own cost; '' = each table's)",
+    )
     parser.add_argument(
         "--default-gc", action="store_true", help="keep Python's GC thresholds (production tunes them)"
     )
