@@ -23,9 +23,9 @@ from engine.actions import ActionKind
 from engine.ai.policy import POLICIES, Policy
 from engine.betting import BetStatus
 from engine.cards import Card
-from engine.errors import MusError
 from engine.evaluation import Lance
 from engine.match import Match, MatchConfig
+from engine.simulate import opens_bet, play_turn
 
 #: Sides: A and B.
 SIDES = ("A", "B")
@@ -162,33 +162,16 @@ def play_one(
             deals.append(DealRecord(hand.mano, tuple(tuple(h) for h in hand.initial_hands)))
         ordago_by: int | None = None
         while not hand.over:
-            seat = hand.turn
-            assert seat is not None
             clock += 1.0
-            view = match.view_for(seat)
-            sena = policies[seat].choose_sena(view, play_rng)
-            if sena is not None:
-                try:
-                    made = match.make_sena(seat, sena, clock)
-                except MusError:
-                    made = None
-                if made is not None:
-                    for rival in ((seat + 1) % 4, (seat + 3) % 4):
-                        rival_view = match.view_for(rival)
-                        if policies[rival].wants_catch(rival_view, rival_view.senas[made.index], play_rng):
-                            match.catch_sena(rival, made.index, clock + 0.5)
-                    view = match.view_for(seat)
-            action = policies[seat].decide(view, play_rng)
+            turn = play_turn(match, policies, play_rng, clock)
             stats.decisions += 1
-            lance = hand.lance
-            side = side_of_team[seat % 2]
-            if action.kind is ActionKind.ORDAGO:
+            side = side_of_team[turn.seat % 2]
+            if turn.action.kind is ActionKind.ORDAGO:
                 stats.ordagos_proposed[side] += 1
                 ordago_by = side
-            opening = view.betting is not None and view.betting.proposer is None
-            if lance is not None and opening and action.kind in (ActionKind.ENVIDO, ActionKind.ORDAGO):
-                stats.lance_bet[side][lance] += 1
-            match.act(seat, action)
+            if opens_bet(turn):
+                assert turn.lance is not None
+                stats.lance_bet[side][turn.lance] += 1
         stats.hands += 1
         for team in (0, 1):
             stats.stones[side_of_team[team]] += hand.scores[team] - hand.start_scores[team]

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.actions import Action
+from engine.actions import Action, ActionKind
 from engine.errors import HandOverError, MusError
 from engine.hand import DEFAULT_TARGET, ActionRecord, Hand, HandConfig
 from engine.senas import DEFAULT_CATCH_WINDOW, CatchRecord, Sena, SenaRecord
@@ -63,6 +63,23 @@ class HandOutcome:
     """Scores at the end of the hand (before a new game resets them)."""
 
 
+BIG_BET = 11
+"""An envite or raise of this many stones or more, made with at least this many stones still needed, is a
+*big bet*: sensible players rarely make one, so the table remembers who does (:attr:`Match.big_bets`)."""
+
+
+def big_bets_of(hand: Hand) -> tuple[int, int]:
+    """How many big bets (:data:`BIG_BET`) each team made in ``hand``, judged by its starting scores."""
+    counts = [0, 0]
+    for record in hand.log:
+        team = record.seat % 2
+        needed = hand.config.target - hand.start_scores[team]
+        betting = record.action.kind in (ActionKind.ENVIDO, ActionKind.SUBE)
+        if betting and record.action.amount >= BIG_BET and needed >= BIG_BET:
+            counts[team] += 1
+    return counts[0], counts[1]
+
+
 class Match:
     """A match of Mus: the current hand plus scores, games and vacas."""
 
@@ -83,6 +100,9 @@ class Match:
         self.winner: int | None = None
         self.hand: Hand | None = None
         self.last_outcome: HandOutcome | None = None
+        self.big_bets: list[int] = [0, 0]
+        """Big bets (:data:`BIG_BET`) each team made in the finished hands of this match: public table
+        talk that every player remembers (the machine players read a team that makes them as erratic)."""
 
     @property
     def over(self) -> bool:
@@ -135,6 +155,7 @@ class Match:
             games_per_vaca=self.config.games_per_vaca,
             vacas_per_match=self.config.vacas_per_match,
             match_winner=self.winner,
+            big_bets=(self.big_bets[0], self.big_bets[1]),
         )
 
     def act(self, seat: int, action: Action) -> ActionRecord:
@@ -155,6 +176,8 @@ class Match:
 
     def _settle(self, hand: Hand) -> None:
         self.hands_played += 1
+        for team, count in enumerate(big_bets_of(hand)):
+            self.big_bets[team] += count
         self.next_mano = (hand.mano + 1) % 4
         final = (hand.scores[0], hand.scores[1])
         game_winner = hand.winner
@@ -186,6 +209,7 @@ class Match:
         hands_played: int,
         game_number: int,
         winner: int | None,
+        big_bets: Sequence[int] = (0, 0),
     ) -> None:
         """Set the match-level counters (used when loading a saved match)."""
         self.scores = list(scores)
@@ -196,3 +220,4 @@ class Match:
         self.hands_played = hands_played
         self.game_number = game_number
         self.winner = winner
+        self.big_bets = list(big_bets)

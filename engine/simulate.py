@@ -14,12 +14,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.actions import ActionKind
+from engine.actions import Action, ActionKind
 from engine.ai.policy import POLICIES, Policy, make_policy
 from engine.betting import BetStatus
 from engine.errors import MusError
 from engine.evaluation import Lance
 from engine.match import Match, MatchConfig
+from engine.views import SeatView
 
 
 @dataclass
@@ -71,38 +72,76 @@ class SimulationStats:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One seat's turn as :func:`play_turn` played it."""
+
+    seat: int
+    view: SeatView
+    """What the seat saw when it decided (after its own seña, if it made one)."""
+    action: Action
+    lance: Lance | None
+    """The lance being bet when the seat acted (``None`` in mus and discards)."""
+    senas_made: int
+    senas_caught: int
+
+
+def play_turn(match: Match, policies: Sequence[Policy], rng: random.Random, clock: float) -> Turn:
+    """Let the seat on turn make a seña (and its rivals try to catch it), then decide and act.
+
+    ``clock`` is the time of the seña in seconds; catches happen half a second later, inside the window.
+    """
+    hand = match.hand
+    assert hand is not None and hand.turn is not None
+    seat = hand.turn
+    view = match.view_for(seat)
+    made_count = caught = 0
+    sena = policies[seat].choose_sena(view, rng)
+    if sena is not None:
+        try:
+            made = match.make_sena(seat, sena, clock)
+        except MusError:
+            made = None
+        if made is not None:
+            made_count = 1
+            for rival in ((seat + 1) % 4, (seat + 3) % 4):
+                rival_view = match.view_for(rival)
+                if policies[rival].wants_catch(rival_view, rival_view.senas[made.index], rng):
+                    match.catch_sena(rival, made.index, clock + 0.5)
+                    caught += 1
+            view = match.view_for(seat)
+    action = policies[seat].decide(view, rng)
+    lance = hand.lance
+    match.act(seat, action)
+    return Turn(seat, view, action, lance, made_count, caught)
+
+
+def opens_bet(turn: Turn) -> bool:
+    """Whether the turn opened the betting of its lance (an envido or an órdago with no bet standing)."""
+    betting = turn.view.betting
+    return (
+        turn.lance is not None
+        and betting is not None
+        and betting.proposer is None
+        and turn.action.kind in (ActionKind.ENVIDO, ActionKind.ORDAGO)
+    )
+
+
 def play_hand(match: Match, policies: Sequence[Policy], rng: random.Random, stats: SimulationStats) -> None:
     """Deal and play one hand of ``match`` with a policy per seat, counting into ``stats``."""
     hand = match.new_hand(rng)
     clock = 0.0
     while not hand.over:
-        seat = hand.turn
-        assert seat is not None
         clock += 1.0
-        view = match.view_for(seat)
-        sena = policies[seat].choose_sena(view, rng)
-        if sena is not None:
-            try:
-                made = match.make_sena(seat, sena, clock)
-            except MusError:
-                made = None
-            if made is not None:
-                stats.senas_made += 1
-                for rival in ((seat + 1) % 4, (seat + 3) % 4):
-                    rival_view = match.view_for(rival)
-                    if policies[rival].wants_catch(rival_view, rival_view.senas[made.index], rng):
-                        match.catch_sena(rival, made.index, clock + 0.5)
-                        stats.senas_caught += 1
-                view = match.view_for(seat)
-        action = policies[seat].decide(view, rng)
-        lance = hand.lance
-        match.act(seat, action)
+        turn = play_turn(match, policies, rng, clock)
         stats.actions += 1
-        if action.kind is ActionKind.ORDAGO:
+        stats.senas_made += turn.senas_made
+        stats.senas_caught += turn.senas_caught
+        if turn.action.kind is ActionKind.ORDAGO:
             stats.ordagos_proposed += 1
-        opening_bet = view.betting is not None and view.betting.proposer is None
-        if lance is not None and opening_bet and action.kind in (ActionKind.ENVIDO, ActionKind.ORDAGO):
-            stats.lance_bet[lance] += 1
+        if opens_bet(turn):
+            assert turn.lance is not None
+            stats.lance_bet[turn.lance] += 1
     stats.hands += 1
     stats.mus_rounds += hand.mus_round
     for result in hand.results.values():

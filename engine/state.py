@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from engine.errors import MusError, RecordError
 from engine.hand import Hand
@@ -53,6 +53,7 @@ class MatchState(BaseModel):
     winner: int | None = None
     hand: HandRecord | None = None
     last_outcome: OutcomeModel | None = None
+    big_bets: tuple[NonNegativeInt, NonNegativeInt] = (0, 0)
 
 
 def match_state(match: Match) -> MatchState:
@@ -74,6 +75,7 @@ def match_state(match: Match) -> MatchState:
         hands_played=match.hands_played,
         game_number=match.game_number,
         winner=match.winner,
+        big_bets=(match.big_bets[0], match.big_bets[1]),
         hand=None if match.hand is None else record_of(match.hand),
         last_outcome=None
         if outcome is None
@@ -114,6 +116,7 @@ def restore_match(state: MatchState, rng: random.Random | None = None) -> Match:
         hands_played=state.hands_played,
         game_number=state.game_number,
         winner=state.winner,
+        big_bets=state.big_bets,
     )
     if state.winner not in (None, 0, 1):
         raise RecordError(f"winner must be a team 0 or 1, not {state.winner!r}")

@@ -89,6 +89,8 @@ class SeatView:
     vacas: tuple[int, int] = (0, 0)
     games_per_vaca: int = 2
     vacas_per_match: int = 2
+    big_bets: tuple[int, int] = (0, 0)
+    """Big bets each team made in the earlier hands of the match (:data:`engine.match.BIG_BET`)."""
     match_winner: int | None = None
 
     @property

@@ -38,6 +38,7 @@ from engine.ai.tables import (
 from engine.cards import CARD_RANK
 from engine.evaluation import Lance
 from engine.hand import LANCE_OF_PHASE, Phase
+from engine.match import BIG_BET
 from engine.views import SeatView
 
 #: A sample: the hand code of each seat 0..3 (this seat's own code included).
@@ -319,12 +320,17 @@ def _evidence(view: SeatView) -> Iterable[tuple[int, dict[int, float]]]:
 
 
 #: A single envido or raise of this many stones, far from the target, marks an erratic bettor.
-ERRATIC_BET = 11
+ERRATIC_BET = BIG_BET
+#: Big bets in earlier hands of the match after which the rivals are read as erratic from the first word.
+ERRATIC_HISTORY = 2
 
 
 def erratic_rivals(view: SeatView) -> bool:
-    """Whether a rival made a bet no sensible player makes: ``ERRATIC_BET`` stones or more at once, and
-    that much more than its side needed to win (a random player does it in most hands)."""
+    """Whether the rivals bet like no sensible player: in this hand a single bet of ``ERRATIC_BET`` stones
+    or more while that far from the target (or that much beyond what they needed), or at least
+    ``ERRATIC_HISTORY`` such bets in the earlier hands of the match (a random player makes several a hand)."""
+    if view.big_bets[1 - view.team] >= ERRATIC_HISTORY:
+        return True
     for action in view.actions:
         if action.seat % 2 == view.team or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
             continue

@@ -118,6 +118,8 @@ _CLOSE = 0.04
 _BIG_BET = 10
 # The typical total an erratic rival bets or raises to (uniform amounts up to the cap).
 _ERRATIC_RAISE = 20
+# How much better an órdago must look against erratic rivals (their answers are a coin toss).
+_ERRATIC_ORDAGO_MARGIN = 0.0
 
 
 class StrongPlayer:
@@ -238,20 +240,18 @@ class StrongPlayer:
                     options.append((Action(ActionKind.SUBE, size), table.propose(standing + size, standing)))
             if ActionKind.ORDAGO in kinds:
                 options.append((Action(ActionKind.ORDAGO), table.propose(0, standing)))
-        if beliefs.erratic and table.later_chance > 0.0:
-            # Erratic rivals will bet every later lance too: waiting keeps the best all-in of the hand
-            # (they refuse an órdago a quarter of the time, handing over their big bet).
-            waiting = 0.24 + 0.75 * table.later_chance
+        if beliefs.erratic and table.later:
+            # Erratic rivals will bet every later lance too: waiting keeps the best all-in of the hand.
             deje = betting.accepted_before or 1
             safe = table.them_score + deje < view.target
             options = [
-                (a, max(u, waiting))
+                (a, max(u, table.waiting(u)))
                 if a.kind is ActionKind.PASO or (a.kind is ActionKind.NO_QUIERO and safe)
                 else (a, u)
                 for a, u in options
             ]
         # The margin guards against misjudging how readily sensible rivals fold (erratic ones: at random).
-        margin = 0.0 if beliefs.erratic else level.ordago_margin
+        margin = _ERRATIC_ORDAGO_MARGIN if beliefs.erratic else level.ordago_margin
         if margin:
             options = [(a, u - margin if a.kind is ActionKind.ORDAGO else u) for a, u in options]
         return options
@@ -303,7 +303,7 @@ class _Table:
         rows: list[tuple[float, int, int, int, int, int, int, int, Codes]] = []
         # Per later lance: weight of the samples where both teams bet it, and of those where we win it.
         later_bet = [0.0] * 5
-        later_win = [0.0] * 5
+        later_flip = [0.0] * 5
         for codes, weight in zip(samples, weights, strict=True):
             if weight <= 0.0:
                 continue
@@ -346,9 +346,15 @@ class _Table:
                     ours_hold = ROW[codes[us]][li] or ROW[codes[us + 2]][li]
                     theirs_hold = ROW[codes[1 - us]][li] or ROW[codes[3 - us]][li]
                     if li <= _CHICA or li == _PUNTO or (ours_hold and theirs_hold):
+                        # An órdago there: refused only if every rival holder refuses (half the time each).
+                        holders = (
+                            2
+                            if li <= _CHICA or li == _PUNTO
+                            else ((ROW[codes[1 - us]][li] > 0) + (ROW[codes[3 - us]][li] > 0))
+                        )
+                        refusal = 0.5**holders
                         later_bet[li] += weight
-                        if win == 1:
-                            later_win[li] += weight
+                        later_flip[li] += weight * (refusal * 0.95 + (1.0 - refusal) * (win == 1))
                 else:
                     pre_a += a
                     pre_b += b
@@ -366,11 +372,15 @@ class _Table:
             if me in answerers and partner in answerers and answerers.index(partner) > answerers.index(me):
                 self.partner_answers_after_me = True
         self.weight_sum = sum(r[0] for r in rows) or 1.0
-        # The best all-in chance still to come in this hand (a lance surely bet, won with this chance).
-        self.later_chance = max(
-            (later_win[li] / later_bet[li] for li in range(5) if later_bet[li] >= 0.8 * total_weight),
-            default=0.0,
-        )
+        # Per later lance: the share of samples where it is bet, and the value of an órdago there.
+        self.later = [
+            (later_bet[li] / total_weight, later_flip[li] / total_weight) for li in range(5) if later_bet[li]
+        ]
+
+    def waiting(self, fallback: float) -> float:
+        """Against erratic rivals: the value of keeping the best later lance for an órdago (where it is
+        bet; elsewhere ``fallback``, the value of carrying on)."""
+        return max((flip + (1.0 - share) * fallback for share, flip in self.later), default=fallback)
 
     def _final(self, a: int, b: int, row: tuple[float, int, int, int, int, int, int, int, Codes],
                ca: int, cb: int) -> float:  # fmt: skip

@@ -262,8 +262,9 @@ def game_value(target: int, tilt: float = 0.0) -> tuple[tuple[float, ...], ...]:
 
 
 # Logistic fit of the hard player's game wins against erratic (random) rivals, from the score at each hand's
-# start: features 1, ours, theirs, theirs², ours·theirs (scores as fractions of the target).
-_ERRATIC_FIT = (2.741, 1.252, -1.143, -1.821, -0.548)
+# start: features 1, x, y, x², y², x·y, x³, y³ (x ours, y theirs, as fractions of the target). Refit from
+# 10,256 hand starts of 4,000 games of hard against random (seed 11).
+_ERRATIC_FIT = (2.966, 2.971, -2.311, -4.912, -0.889, -2.021, 5.66, 0.778)
 
 
 @lru_cache(maxsize=16)
@@ -273,18 +274,23 @@ def erratic_value(target: int) -> tuple[tuple[float, ...], ...]:
     Against such rivals the game is decided by a few all-in coin flips rather than by stones, so the chance
     of winning depends much less on the score; this table is a logistic fit of measured games.
     """
-    c0, c1, c2, c3, c4 = _ERRATIC_FIT
-    table: list[tuple[float, ...]] = []
+    c = _ERRATIC_FIT
+    grid = [[0.0] * (target + 1) for _ in range(target + 1)]
     for a in range(target + 1):
-        row = []
         for b in range(target + 1):
             if a >= target or b >= target:
-                row.append(0.5 if a >= target and b >= target else (1.0 if a >= target else 0.0))
+                grid[a][b] = 0.5 if a >= target and b >= target else (1.0 if a >= target else 0.0)
                 continue
             x, y = a / target, b / target
-            row.append(1.0 / (1.0 + math.exp(-(c0 + c1 * x + c2 * y + c3 * y * y + c4 * x * y))))
-        table.append(tuple(row))
-    return tuple(table)
+            z = c[0] + c[1] * x + c[2] * y + c[3] * x * x + c[4] * y * y + c[5] * x * y
+            z += c[6] * x**3 + c[7] * y**3
+            grid[a][b] = 1.0 / (1.0 + math.exp(-z))
+    # The fit is thin where few games go (far behind, rivals near the target): keep it monotone there, so
+    # that more stones of ours never look worse.
+    for b in range(target):
+        for a in range(1, target):
+            grid[a][b] = max(grid[a][b], grid[a - 1][b])
+    return tuple(tuple(row) for row in grid)
 
 
 __all__ = [
