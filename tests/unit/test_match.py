@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
-from engine.actions import NO_MUS, ORDAGO, PASO, QUIERO
+from engine.actions import NO_MUS, NO_QUIERO, ORDAGO, PASO, QUIERO, Action, ActionKind
 from engine.ai import RandomPlayer
 from engine.cards import FULL_DECK, parse_cards
 from engine.errors import HandOverError, MusError
 from engine.hand import Hand
-from engine.match import Match, MatchConfig, amarracos
+from engine.match import BIG_BET, Match, MatchConfig, amarracos, big_bets_of
+from engine.state import dump_match, load_match
 
 WEAK = ["1o 4o 5o 6o", "1c 4c 5c 6c", "1e 4e 5e 6e"]  # A 4 5 6: no pares, no juego
 
@@ -224,3 +226,53 @@ def test_the_table_target_reaches_the_hand() -> None:
     assert hand.config.target == 30 and hand.config.senas and hand.config.catch_window == 2.0
     view = match.view_for(0)
     assert view.target == 30 and view.senas_enabled
+
+
+def _bet_big_and_refuse(
+    act: Callable[[int, Action], object], hand: Hand, bettor_team: int, amount: int
+) -> None:
+    """Play ``hand``: ``bettor_team`` opens every lance it can with ``amount``, the others refuse."""
+    big = Action(ActionKind.ENVIDO, amount)
+    while not hand.over:
+        seat = hand.turn
+        assert seat is not None
+        legal = hand.legal_actions(seat)
+        if NO_MUS in legal:
+            action = NO_MUS
+        elif seat % 2 == bettor_team and big in legal:
+            action = big
+        elif NO_QUIERO in legal:
+            action = NO_QUIERO
+        else:
+            action = PASO
+        act(seat, action)
+
+
+def test_big_bets_of_finished_hands_are_remembered_shown_to_every_seat_and_saved() -> None:
+    match = Match()
+    hand = explicit_hand(match, DEAL_A)
+    assert match.view_for(0).big_bets == (0, 0)
+    _bet_big_and_refuse(match.act, hand, bettor_team=1, amount=BIG_BET)
+    made = sum(1 for r in hand.log if r.action.kind is ActionKind.ENVIDO)
+    assert made >= 2
+    assert match.big_bets == [0, made]
+    explicit_hand(match, DEAL_D)
+    assert all(match.view_for(seat).big_bets == (0, made) for seat in range(4))
+    assert load_match(dump_match(match)).big_bets == [0, made]
+
+
+def test_small_bets_and_big_bets_near_the_target_are_not_big_bets() -> None:
+    match = Match()
+    hand = explicit_hand(match, DEAL_A)
+    _bet_big_and_refuse(match.act, hand, bettor_team=0, amount=BIG_BET - 1)
+    assert any(r.action.kind is ActionKind.ENVIDO for r in hand.log)
+    assert match.big_bets == [0, 0]
+    hands = [parse_cards(h.split()) for h in DEAL_A]
+    used = {c for h in hands for c in h}
+    rest = [c for c in FULL_DECK if c not in used]
+    near = Hand(
+        mano=0, hands=hands, deck=rest, scores=(40 - BIG_BET + 1, 0), config=match.config.hand_config()
+    )
+    _bet_big_and_refuse(near.act, near, bettor_team=0, amount=BIG_BET)
+    assert any(r.action.kind is ActionKind.ENVIDO for r in near.log)
+    assert big_bets_of(near) == (0, 0)

@@ -12,8 +12,8 @@ import pytest
 from engine.actions import MUS, NO_MUS, NO_QUIERO, ORDAGO, QUIERO, Action, ActionKind, envido
 from engine.ai import LEVELS, BaselinePlayer, RandomPlayer, StrongPlayer, make_policy
 from engine.ai.policy import POLICIES, Policy
-from engine.ai.sampling import Beliefs, unseen_ranks
-from engine.ai.tables import P5, SENA_CODES, TEAM_WIN, game_value
+from engine.ai.sampling import ERRATIC_HISTORY, Beliefs, erratic_rivals, unseen_ranks
+from engine.ai.tables import P5, SENA_CODES, TEAM_WIN, erratic_value, game_value
 from engine.cards import CARD_RANK, FULL_DECK, Card, parse_cards
 from engine.evaluation import Lance, evaluate, hand_code
 from engine.hand import Hand, HandConfig, Phase
@@ -409,3 +409,39 @@ def test_score_aware_play_closes_a_game_with_an_ordago_when_behind_and_the_rival
     hand.act(0, NO_MUS)
     action = make_policy("hard").decide(hand.view_for(0), random.Random(1))
     assert action.kind in (ActionKind.ORDAGO, ActionKind.ENVIDO)
+
+
+# --- reading erratic rivals ------------------------------------------------------------------------------
+
+
+def test_rivals_with_big_bets_in_earlier_hands_are_read_as_erratic_from_their_first_word() -> None:
+    hand = explicit(["4o 6c 7e 11b", "12o 12c 3o 3c", "1e 4e 5e 6e", "1b 4b 5b 6b"])
+    hand.act(0, NO_MUS)
+    view = hand.view_for(0)
+    assert not erratic_rivals(view)
+    assert erratic_rivals(dataclasses.replace(view, big_bets=(0, ERRATIC_HISTORY)))
+    assert not erratic_rivals(dataclasses.replace(view, big_bets=(0, ERRATIC_HISTORY - 1)))
+    assert not erratic_rivals(dataclasses.replace(view, big_bets=(ERRATIC_HISTORY, 0)))  # our own side's
+
+
+def test_against_a_record_of_big_bets_the_hard_player_goes_all_in_instead_of_raising() -> None:
+    # Two reyes and two treses behind by four: against sensible rivals a raise makes them fold; erratic
+    # rivals re-raise anything, so the hard player goes all in at once instead of starting a raise war.
+    deal = ["5c 2c 5b 2o", "12e 10o 12c 3e", "11e 1o 4o 10c", "11c 5o 4e 10b"]
+    player = make_policy("hard")
+    for i in range(5):
+        hand = explicit(deal, scores=(26, 22))
+        hand.act(0, NO_MUS)
+        hand.act(0, envido(5))
+        view = hand.view_for(1)
+        assert player.decide(view, random.Random(i)).kind is ActionKind.SUBE
+        wild = dataclasses.replace(view, big_bets=(3, 0))
+        assert player.decide(wild, random.Random(i)).kind is ActionKind.ORDAGO
+
+
+def test_the_erratic_game_value_is_monotone_in_both_scores() -> None:
+    value = erratic_value(40)
+    for a in range(40):
+        for b in range(40):
+            assert value[a + 1][b] >= value[a][b] and value[a][b + 1] <= value[a][b], (a, b)
+    assert value[0][0] > 0.9 and value[39][0] > value[0][0] > value[0][39]
