@@ -118,8 +118,6 @@ _CLOSE = 0.04
 _BIG_BET = 10
 # The typical total an erratic rival bets or raises to (uniform amounts up to the cap).
 _ERRATIC_RAISE = 20
-# How much better an órdago must look against erratic rivals (their answers are a coin toss).
-_ERRATIC_ORDAGO_MARGIN = 0.0
 
 
 class StrongPlayer:
@@ -251,7 +249,7 @@ class StrongPlayer:
                 for a, u in options
             ]
         # The margin guards against misjudging how readily sensible rivals fold (erratic ones: at random).
-        margin = _ERRATIC_ORDAGO_MARGIN if beliefs.erratic else level.ordago_margin
+        margin = 0.0 if beliefs.erratic else level.ordago_margin
         if margin:
             options = [(a, u - margin if a.kind is ActionKind.ORDAGO else u) for a, u in options]
         return options
