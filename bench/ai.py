@@ -1,8 +1,8 @@
 """Machine-player benchmark: decision latency per level. Prints figures, asserts nothing.
 
-    python bench/ai.py [--decisions N] [--seed S] [--levels easy,normal,hard,baseline]
+    python bench/ai.py [--decisions N] [--seed S] [--levels easy,normal,hard] [--rivals baseline,random]
 
-Each level plays whole games against the baseline (both sides of the table) until it has made N decisions;
+Each level plays whole games against each rival (both sides of the table) until it has made N decisions;
 every ``decide`` call of the measured player is timed (mus, discards and every betting lance), and the
 mean, median, p99 and maximum are printed, overall and per phase. Targets for ``hard`` on the project's
 2-core machine: mean <= 10 ms, p99 <= 50 ms.
@@ -21,7 +21,6 @@ from pathlib import Path
 # bench/engine.py would shadow the engine package: put the project root, not bench/, first on the path.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from engine.ai.baseline import BaselinePlayer
 from engine.ai.policy import Policy, make_policy
 from engine.hand import Phase
 from engine.match import Match, MatchConfig
@@ -32,10 +31,9 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(player: Policy, decisions: int, seed: int) -> dict[Phase, list[float]]:
-    """Time ``decisions`` calls of ``player.decide`` in games against the baseline; seconds per phase."""
+def measure(player: Policy, rival: Policy, decisions: int, seed: int) -> dict[Phase, list[float]]:
+    """Time ``decisions`` calls of ``player.decide`` in games against ``rival``; seconds per phase."""
     rng = random.Random(seed)
-    rival = BaselinePlayer()
     times: dict[Phase, list[float]] = defaultdict(list)
     done = 0
     game = 0
@@ -71,20 +69,25 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--levels", default="easy,normal,hard", help="comma-separated player names")
+    parser.add_argument("--rivals", default="baseline,random", help="comma-separated rival names")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, one core; {args.decisions} decisions per player vs the baseline")
-    head = f"{'player':<9} {'decisions':>9} {'mean ms':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}"
+    print(f"python {sys.version.split()[0]}, one core; {args.decisions} decisions per player and rival")
+    head = f"{'player':<9} {'rival':<9} {'decisions':>9} {'mean ms':>8} {'p50 ms':>7} {'p99 ms':>7}"
+    head += f" {'max ms':>7}"
     print(f"{head}   mean ms by phase")
     for name in args.levels.split(","):
-        times = measure(make_policy(name), args.decisions, args.seed)
-        every = [t * 1000 for ts in times.values() for t in ts]
-        by_phase = "  ".join(
-            f"{phase.value} {statistics.fmean(ts) * 1000:.1f}" for phase in Phase if (ts := times.get(phase))
-        )
-        print(
-            f"{name:<9} {len(every):>9} {statistics.fmean(every):>8.2f} {_p(every, 0.5):>7.2f} "
-            f"{_p(every, 0.99):>7.2f} {max(every):>7.2f}   {by_phase}"
-        )
+        for rival in args.rivals.split(","):
+            times = measure(make_policy(name), make_policy(rival), args.decisions, args.seed)
+            every = [t * 1000 for ts in times.values() for t in ts]
+            by_phase = "  ".join(
+                f"{phase.value} {statistics.fmean(ts) * 1000:.1f}"
+                for phase in Phase
+                if (ts := times.get(phase))
+            )
+            print(
+                f"{name:<9} {rival:<9} {len(every):>9} {statistics.fmean(every):>8.2f} "
+                f"{_p(every, 0.5):>7.2f} {_p(every, 0.99):>7.2f} {max(every):>7.2f}   {by_phase}"
+            )
     print("targets for hard: mean <= 10 ms, p99 <= 50 ms")
 
 

@@ -293,6 +293,7 @@ def cancel(ctx: TableContext, user: UserRef) -> str:
 
 # --- playing -----------------------------------------------------------------------------------------
 
+
 def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
     """A turn action from a button: seated, on turn, drawn for this very step, legal."""
     match = ctx.require_match()
