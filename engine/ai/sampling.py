@@ -55,7 +55,8 @@ _MAX_REJECTIONS = 30
 _INITIAL_DECK = 24
 
 
-def _sigmoid(x: float) -> float:
+def sigmoid(x: float) -> float:
+    """The logistic function, clamped far out (no overflow)."""
     if x < -30:
         return 0.0
     if x > 30:
@@ -78,7 +79,7 @@ def accept_table(lance_index: int, bet: int, committed: bool = False) -> dict[in
     """
     t = accept_threshold(bet) - (0.04 if committed else 0.0)
     pct = PERCENTILE[lance_index]
-    return {c: 0.02 + 0.96 * _sigmoid((pct[c] - t) / 0.05) for c in CODES}
+    return {c: 0.02 + 0.96 * sigmoid((pct[c] - t) / 0.05) for c in CODES}
 
 
 def open_threshold(bet: int) -> float:
@@ -98,10 +99,10 @@ def _likelihood(lance_index: int, kind: ActionKind, bet: int) -> dict[int, float
     pct = PERCENTILE[lance_index]
     if kind is ActionKind.PASO:
         t = open_threshold(2)
-        return {c: 0.9 - 0.85 * _sigmoid((pct[c] - t) / 0.05) for c in CODES}
+        return {c: 0.9 - 0.85 * sigmoid((pct[c] - t) / 0.05) for c in CODES}
     if kind is ActionKind.ENVIDO or (kind is ActionKind.ORDAGO and bet < 0):
         t = open_threshold(bet if kind is ActionKind.ENVIDO else 0)
-        return {c: 0.06 + 0.9 * _sigmoid((pct[c] - t) / 0.04) for c in CODES}
+        return {c: 0.06 + 0.9 * sigmoid((pct[c] - t) / 0.04) for c in CODES}
     if kind in (ActionKind.QUIERO, ActionKind.NO_QUIERO):
         accepts = accept_table(lance_index, bet)
         if kind is ActionKind.QUIERO:
@@ -109,15 +110,15 @@ def _likelihood(lance_index: int, kind: ActionKind, bet: int) -> dict[int, float
         return {c: 1.0 - 0.9 * p for c, p in accepts.items()}
     # A raise, or an órdago answering a bet.
     t = 0.93 if kind is ActionKind.ORDAGO else 0.9
-    return {c: 0.06 + 0.9 * _sigmoid((pct[c] - t) / 0.04) for c in CODES}
+    return {c: 0.06 + 0.9 * sigmoid((pct[c] - t) / 0.04) for c in CODES}
 
 
 def _cut_score(code: int) -> float:
     return max(PERCENTILE[0][code], PERCENTILE[1][code], PERCENTILE[2][code], PERCENTILE[3][code])
 
 
-_CUT = {c: 0.15 + 0.85 * _sigmoid((_cut_score(c) - 0.9) / 0.04) for c in CODES}
-_MUS = {c: 1.0 - 0.5 * _sigmoid((_cut_score(c) - 0.9) / 0.04) for c in CODES}
+_CUT = {c: 0.15 + 0.85 * sigmoid((_cut_score(c) - 0.9) / 0.04) for c in CODES}
+_MUS = {c: 1.0 - 0.5 * sigmoid((_cut_score(c) - 0.9) / 0.04) for c in CODES}
 
 
 def unseen_ranks(view: SeatView) -> list[int]:
@@ -358,5 +359,6 @@ __all__ = [
     "erratic_rivals",
     "lance_index",
     "open_threshold",
+    "sigmoid",
     "unseen_ranks",
 ]

@@ -24,13 +24,12 @@ How it decides (``docs/ai.md`` has the page-long version):
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.actions import Action, ActionKind
-from engine.ai.sampling import Beliefs, Codes, accept_table
+from engine.ai.sampling import Beliefs, Codes, accept_table, sigmoid
 from engine.ai.tables import (
     HAND_VALUE,
     LANCE_INDEX,
@@ -508,7 +507,7 @@ class _Table:
         team_win = TEAM_WIN[ROW_LANCES[self.lance]]
         total = 0.0
         for row, acc, ref in zip(self.rows, accepted, refused, strict=True):
-            p = _sigmoid((team_win[row[8][self.partner]] - threshold) / 0.05)
+            p = sigmoid((team_win[row[8][self.partner]] - threshold) / 0.05)
             total += row[0] * (p * acc + (1.0 - p) * ref)
         return total / self.weight_sum
 
@@ -529,14 +528,6 @@ def _payout(lance: int, status: BetStatus, amount: int, proposer_us: bool | None
     if win == 0:
         return 0, extra + bt
     return 0, 0
-
-
-def _sigmoid(x: float) -> float:
-    if x < -30:
-        return 0.0
-    if x > 30:
-        return 1.0
-    return 1.0 / (1.0 + math.exp(-x))
 
 
 def _code(cards: Sequence[int]) -> int:
