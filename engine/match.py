@@ -68,6 +68,12 @@ BIG_BET = 11
 *big bet*: sensible players rarely make one, so the table remembers who does (:attr:`Match.big_bets`)."""
 
 
+def is_big_bet(amount: int, needed: int) -> bool:
+    """Whether an envite or raise of ``amount`` stones, by a team ``needed`` stones short of the target, is
+    a big bet (:data:`BIG_BET`)."""
+    return amount >= BIG_BET and needed >= BIG_BET
+
+
 def big_bets_of(hand: Hand) -> tuple[int, int]:
     """How many big bets (:data:`BIG_BET`) each team made in ``hand``, judged by its starting scores."""
     counts = [0, 0]
@@ -75,7 +81,7 @@ def big_bets_of(hand: Hand) -> tuple[int, int]:
         team = record.seat % 2
         needed = hand.config.target - hand.start_scores[team]
         betting = record.action.kind in (ActionKind.ENVIDO, ActionKind.SUBE)
-        if betting and record.action.amount >= BIG_BET and needed >= BIG_BET:
+        if betting and is_big_bet(record.action.amount, needed):
             counts[team] += 1
     return counts[0], counts[1]
 

@@ -38,7 +38,7 @@ from engine.ai.tables import (
 from engine.cards import CARD_RANK
 from engine.evaluation import Lance
 from engine.hand import LANCE_OF_PHASE, Phase
-from engine.match import BIG_BET
+from engine.match import BIG_BET, is_big_bet
 from engine.views import SeatView
 
 #: A sample: the hand code of each seat 0..3 (this seat's own code included).
@@ -336,7 +336,7 @@ def erratic_rivals(view: SeatView) -> bool:
         if action.seat % 2 == view.team or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
             continue
         needed = view.target - view.scores[action.seat % 2]
-        if action.amount >= ERRATIC_BET and (needed >= ERRATIC_BET or action.amount >= needed + ERRATIC_BET):
+        if is_big_bet(action.amount, needed) or action.amount >= needed + ERRATIC_BET:
             return True
     return False
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.actions import Action, ActionKind
-from engine.ai.sampling import Beliefs, Codes, accept_table, sigmoid
+from engine.ai.sampling import Beliefs, Codes, accept_table, sigmoid, unseen_ranks
 from engine.ai.tables import (
     HAND_VALUE,
     LANCE_INDEX,
@@ -112,9 +112,10 @@ _SENA_ORDER = (
 _OPEN_SIZES = (2, 4, 7, 10)
 _RAISE_SIZES = (2, 5, 10)
 _GRANDE, _CHICA, _PARES, _JUEGO, _PUNTO = range(5)
-# A close call is two options within this much game-win probability; a big bet is this many stones.
+# A close call is two options within this much game-win probability; a bet of this many stones or more
+# may decide the game.
 _CLOSE = 0.04
-_BIG_BET = 10
+_DECISIVE_BET = 10
 # The typical total an erratic rival bets or raises to (uniform amounts up to the cap).
 _ERRATIC_RAISE = 20
 
@@ -166,7 +167,7 @@ class StrongPlayer:
 
     def _mus(self, view: SeatView, rng: random.Random) -> Action:
         now = HAND_VALUE[_code(view.cards)]
-        after, _ = _best_keep(view.cards, _unseen(view), 0.0, rng)
+        after, _ = _best_keep(view.cards, unseen_ranks(view), 0.0, rng)
         gain = after - now + rng.gauss(0.0, self.level.mus_noise) if self.level.mus_noise else after - now
         margin = self.level.mus_margin
         # Near the end of a game a good hand is worth cutting on: the rivals improve with mus too.
@@ -176,7 +177,7 @@ class StrongPlayer:
         return Action(kind)
 
     def _discard(self, view: SeatView, rng: random.Random) -> Action:
-        _, keep = _best_keep(view.cards, _unseen(view), self.level.discard_noise, rng)
+        _, keep = _best_keep(view.cards, unseen_ranks(view), self.level.discard_noise, rng)
         throw = {c for c in view.cards if c not in keep}
         for action in view.legal:
             if action.kind is ActionKind.DISCARD and set(action.cards) == throw:
@@ -280,8 +281,8 @@ class _Table:
         erratic: bool,
     ) -> None:
         betting = view.betting
-        self.erratic = erratic
         assert betting is not None
+        self.erratic = erratic
         self.view = view
         self.target = view.target
         self.values = erratic_value(view.target) if erratic else game_value(view.target, tilt)
@@ -298,7 +299,8 @@ class _Table:
         total_weight = sum(weights) or 1.0
         current = self.lance
         rows: list[tuple[float, int, int, int, int, int, int, int, Codes]] = []
-        # Per later lance: weight of the samples where both teams bet it, and of those where we win it.
+        # Per later lance: weight of the samples where both sides hold it (an órdago is possible there),
+        # and the weighted value of that órdago.
         later_bet = [0.0] * 5
         later_flip = [0.0] * 5
         for codes, weight in zip(samples, weights, strict=True):
@@ -340,16 +342,11 @@ class _Table:
                 if after:
                     post_a += a
                     post_b += b
-                    ours_hold = ROW[codes[us]][li] or ROW[codes[us + 2]][li]
-                    theirs_hold = ROW[codes[1 - us]][li] or ROW[codes[3 - us]][li]
-                    if li <= _CHICA or li == _PUNTO or (ours_hold and theirs_hold):
-                        # An órdago there: refused only if every rival holder refuses (half the time each).
-                        holders = (
-                            2
-                            if li <= _CHICA or li == _PUNTO
-                            else ((ROW[codes[1 - us]][li] > 0) + (ROW[codes[3 - us]][li] > 0))
-                        )
-                        refusal = 0.5**holders
+                    # An órdago there, if both sides hold something in the lance (grande, chica and
+                    # punto: always): refused only if every rival holder refuses, each half the time.
+                    rival_holders = (ROW[codes[1 - us]][li] > 0) + (ROW[codes[3 - us]][li] > 0)
+                    if rival_holders and (ROW[codes[us]][li] or ROW[codes[us + 2]][li]):
+                        refusal = 0.5**rival_holders
                         later_bet[li] += weight
                         later_flip[li] += weight * (refusal * 0.95 + (1.0 - refusal) * (win == 1))
                 else:
@@ -419,10 +416,6 @@ class _Table:
                 return 0.0
         a, b = _payout(self.lance, BetStatus.REFUSED, 0, ours, row[5], row[6], row[7])
         return self._final(sa, sb, row, a, b)
-
-    def win_chance(self) -> float:
-        """The chance that our side wins the lance being bet."""
-        return sum(row[0] for row in self.rows if row[5] == 1) / self.weight_sum
 
     def erratic_answer(self, deje: int, total: int) -> float:
         """Our best answer once erratic rivals bet ``total`` in all: refuse (they take ``deje``), accept,
@@ -534,12 +527,6 @@ def _code(cards: Sequence[int]) -> int:
     return sum(P5[CARD_RANK[c]] for c in cards)
 
 
-def _unseen(view: SeatView) -> list[int]:
-    from engine.ai.sampling import unseen_ranks
-
-    return unseen_ranks(view)
-
-
 def _best_keep(
     cards: Sequence[int], unseen: list[int], noise: float, rng: random.Random
 ) -> tuple[float, tuple[int, ...]]:
@@ -572,7 +559,7 @@ def _close_call(options: Sequence[tuple[Action, float]], standing: int) -> bool:
     ranked = sorted(options, key=lambda o: o[1], reverse=True)
     if len(ranked) < 2 or ranked[0][1] - ranked[1][1] > _CLOSE:
         return False
-    big = standing == 0 or standing >= _BIG_BET
+    big = standing == 0 or standing >= _DECISIVE_BET
     return any(a.kind is ActionKind.ORDAGO or (a.kind is ActionKind.QUIERO and big) for a, _ in ranked[:2])
 
 
