@@ -454,6 +454,19 @@ class Renderer:
             slot="hand", text="\n".join(lines), user=s.user, buttons=tuple(rows), fresh=fresh, table=table.id
         )
 
+    def cards_alert(self, seat: int) -> str:
+        """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""
+        assert self.match is not None
+        s = self.table.seats[seat]
+        t = translator(s.lang)
+        view = self.match.view_for(seat)
+        if len(view.cards) == 4:
+            text = t.format(N_("Your cards: {cards}"), cards=cards_label(view.cards))
+            text += " → " + self._hand_summary(t, view.cards)
+        else:
+            text = t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(view.cards))
+        return text[:200]
+
     @staticmethod
     def _discarded_this_round(hand: Hand, seat: int) -> bool:
         return len(hand.hands[seat]) < 4

@@ -52,6 +52,7 @@ _ = N_
 
 ALREADY_TABLE = _("There is already a table in this chat.")
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
+RULES_SENT_PRIVATELY = _("📖 I sent you the full rules in our private chat.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 LEADERBOARD_TITLE = _("🏆 Leaderboard of this chat")
 GLOBAL_TITLE = _("🌍 Global leaderboard")
@@ -494,13 +495,12 @@ class Service:
         if token.stamp != hand_stamp(table.hand_no) or table.status is not TableStatus.PLAYING:
             raise Refusal(msg.STALE_BUTTON)
         if code == "cards":
+            # Shown to the presser alone, as an alert: no new private message (one live hand message each).
             seat = ctx.seat_of(user)
             flow.back_in_control(ctx, seat)
-            private = ctx.renderer().private_hand(seat, fresh=True)
-            if private is not None:
-                ctx.messages.append(private)
             ctx.render_hands = False
-            return flow.SENT_PRIVATELY
+            ctx.alert = True
+            return ctx.renderer().cards_alert(seat)
         if code.startswith("pick"):
             flow.pick(ctx, user, int(code[4:]))
             return None
@@ -639,15 +639,27 @@ class Service:
         return Outcome(messages=(OutMessage(slot="stats", text="\n".join(lines), chat=chat.key, fresh=True),))
 
     async def rules(self, chat: ChatRef, user: UserRef, full: bool = False) -> Outcome:
-        """``/rules``: the one-minute summary, or every section of the full rules."""
+        """``/rules``: the one-minute summary in the chat, or the full rules privately to the asker.
+
+        The full rules are several long messages: posted in a group they would flood it (and a group may
+        receive only about 20 messages a minute), so they go to the asker's private chat, section by section.
+        """
         lang = await self._chat_lang(chat, user)
         if not full:
-            texts = [rules_summary(lang)]
-        else:
-            texts = [f"{heading}\n\n{body}" for heading, body in rules_sections(lang)]
-        return Outcome(
-            messages=tuple(OutMessage(slot="rules", text=text, chat=chat.key, fresh=True) for text in texts)
+            summary = OutMessage(
+                slot="rules", text=rules_summary(lang), chat=chat.key, fresh=True, markdown=True
+            )
+            return Outcome(messages=(summary,))
+        if not chat.private:
+            lang = self._lang_for(user) if user.lang else lang
+        sections = tuple(
+            OutMessage(
+                slot="rules", text=f"**{heading}**\n\n{body}", user=user.key, fresh=True, markdown=True
+            )
+            for heading, body in rules_sections(lang)
         )
+        answer = None if chat.private else self._say(lang, RULES_SENT_PRIVATELY)
+        return Outcome(answer=answer, messages=sections)
 
     async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/help``: what the bot does and its commands."""

@@ -449,15 +449,16 @@ async def test_a_token_with_a_trailing_newline_is_not_a_token(h: Harness) -> Non
     assert await snapshot(h, tid) == before
 
 
-async def test_my_cards_goes_privately_to_the_presser_only(h: Harness) -> None:
+async def test_my_cards_is_an_alert_to_the_presser_only(h: Harness) -> None:
     tid = await started_pair(h)
     token = h.token(tid, "table", GROUP.key, "cards")
     before = await snapshot(h, tid)
-    o = await h.press(BRAIS, token)
-    assert o.ok and o.answer == "Your cards are in your private chat with the bot."
-    assert [(m.slot, m.user, m.fresh) for m in o.messages] == [("hand", BRAIS.key, True)]
     state = await h.load(tid)
-    assert all(lab in o.messages[0].text for lab in seat_labels(state.match, 1))
+    for _press in range(3):  # pressed again and again: never a new private message
+        o = await h.press(BRAIS, token)
+        assert o.ok and o.alert and o.answer is not None and len(o.answer) <= 200
+        assert all(lab in o.answer for lab in seat_labels(state.match, 1))
+        assert o.messages == ()
     o = await h.press(OUTSIDER, token)
     assert (o.ok, o.answer, o.messages) == (False, NOT_SEATED, ())
     o = await h.service.show_hand(OUTSIDER, tid)  # the deep link of "My cards"
@@ -885,8 +886,11 @@ async def test_rules_summary_and_full(h: Harness) -> None:
     full = await h.service.rules(GROUP, ANE, full=True)
     sections = rules_sections("en")
     assert len(full.messages) == len(sections) >= 3
+    # The full rules go to the asker privately (a group would be flooded), rendered from Markdown.
     for m, (heading, _body) in zip(full.messages, sections, strict=True):
-        assert m.text.startswith(heading) and m.chat == GROUP.key
+        assert m.text.startswith(f"**{heading}**") and m.user == ANE.key and m.chat is None and m.markdown
+    assert full.answer and "private" in full.answer
+    assert o.messages[0].markdown
 
 
 async def test_language_switches_the_tables_texts(h: Harness) -> None:
