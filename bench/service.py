@@ -260,13 +260,21 @@ class Run:
 
 
 async def new_game(run: Run, d: Driver) -> None:
-    """``/newgame`` in the driver's private chat (a solo match starts at once)."""
+    """``/newgame`` in the driver's private chat, then ▶ Start on its solo lobby."""
     async with run.sem:
         start = time.perf_counter()
         outcome = await run.service.new_table(d.chat, d.user)
         run.stats.record("newgame", time.perf_counter() - start)
     if not outcome.ok or outcome.table is None:
         raise RuntimeError(f"could not open a table for {d.chat.key}: {outcome.answer}")
+    # The solo lobby offers its options first: start with the defaults.
+    (start_token,) = [
+        b.token for m in outcome.messages for row in m.buttons for b in row if b.token.endswith(".start")
+    ]
+    async with run.sem:
+        begin = time.perf_counter()
+        outcome = await run.service.press(d.user, start_token)
+        run.stats.record("start", time.perf_counter() - begin)
     d.table_id = outcome.table
     d.table_msg = d.hand_msg = None
     d.last_discard = None

@@ -143,7 +143,10 @@ class Renderer:
     def lobby(self, *, fresh: bool = False) -> OutMessage:
         """The lobby: seats per team, options, and the buttons to sit, choose options, start or cancel."""
         t, table = self.t, self.table
-        lines = [t.gettext(_("🂠 Mus · new table")), ""]
+        if table.private:
+            lines = [t.gettext(_("🂠 Mus · you and a machine partner against two machines")), ""]
+        else:
+            lines = [t.gettext(_("🂠 Mus · new table")), ""]
         for team in (0, 1):
             names = [self._lobby_seat(s) for s in (team, team + 2)]
             label = t.gettext(_("Team A")) if team == 0 else t.gettext(_("Team B"))
@@ -156,7 +159,10 @@ class Renderer:
         if table.status is not TableStatus.LOBBY:
             lines.append(t.gettext(_("The game has started.")))
             return self._group("lobby", lines, (), fresh)
-        lines.append(t.gettext(_("Take a seat; empty seats get machine players when the game starts.")))
+        if table.private:
+            lines.append(t.gettext(_("Choose the options, then start.")))
+        else:
+            lines.append(t.gettext(_("Take a seat; empty seats get machine players when the game starts.")))
         tok = self._lobby_token
         seat_row = tuple(Button(self._seat_button(s), tok(f"seat{s}")) for s in (0, 2, 1, 3))
         opts = self.table.options
@@ -176,6 +182,8 @@ class Renderer:
             Button(t.gettext(_("▶ Start")), tok("start")),
             Button(t.gettext(_("✖ Cancel")), tok("cancel")),
         )
+        if table.private:  # alone against the machines: no seats to take or leave
+            return self._group("lobby", lines, (option_row, level_row, control_row[1:]), fresh)
         rows = (seat_row[:2], seat_row[2:], option_row, level_row, control_row)
         return self._group("lobby", lines, rows, fresh)
 

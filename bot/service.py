@@ -177,8 +177,8 @@ class Service:
         table = ctx.table
         out = list(ctx.messages)
         r = ctx.renderer()
-        if table.status is TableStatus.LOBBY or (previous is TableStatus.LOBBY and not table.private):
-            out.insert(0, r.lobby())  # (a solo game in a private chat starts at once: no lobby to close)
+        if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
+            out.insert(0, r.lobby())  # a lobby that just closed is drawn once more, without its buttons
         if table.status is TableStatus.CANCELLED and previous is not TableStatus.LOBBY:
             out.append(r.notice(r.t.gettext(flow.CANCELLED)))
         match = ctx.match
@@ -369,7 +369,7 @@ class Service:
     # --- commands ------------------------------------------------------------------------------------
 
     async def new_table(self, chat: ChatRef, user: UserRef) -> Outcome:
-        """``/newgame``: a lobby in a group (creator seated), or a solo game right away in a private chat."""
+        """``/newgame``: a lobby with the creator seated (in a private chat: the solo game's options)."""
         lang = DEFAULT_LANGUAGE
         try:
             chosen = await self.deps.prefs.get_language(chat.key)
@@ -396,9 +396,8 @@ class Service:
                 return Outcome(answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False)
         except StoreUnavailable:
             return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False)
-        if chat.private:
-            return await self._mutate(table.id, user, lambda ctx: flow.start(ctx, user))
-        # Arm the lobby expiry through a no-op mutation that renders the lobby.
+        # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
+        # game's options and its start button).
         return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
 
     async def new_machine_table(

@@ -80,7 +80,12 @@ async def test_two_workers_with_their_own_copies_never_lose_a_move(make_client, 
     a = _service(await make_client(), key_prefix, flow)
     b = _service(await make_client(), key_prefix, flow)
     chat = ChatRef("t:solo", private=True, title="Solo")
-    table_id = (await a.new_table(chat, USER)).table or ""
+    lobby = await a.new_table(chat, USER)
+    table_id = lobby.table or ""
+    (start,) = [
+        b.token for m in lobby.messages for row in m.buttons for b in row if b.token.endswith(".start")
+    ]
+    assert (await a.press(USER, start)).ok
     rng = random.Random(3)
     applied = 0
     for i in range(80):

@@ -286,17 +286,31 @@ async def test_one_table_message_per_hand_edited_in_place() -> None:
     assert deals >= 3
 
 
-async def test_newgame_in_a_private_chat_is_a_solo_game_at_once(h: Harness) -> None:
+async def test_newgame_in_a_private_chat_offers_the_solo_options(h: Harness) -> None:
     private = ChatRef("tg:1", True, "")
     o = await h.new_table(private, ANE)
-    assert o.ok and o.answer == "The game starts!"
+    assert o.ok
+    state = await h.load(o.table)
+    assert state.table.status is TableStatus.LOBBY
+    (lobby,) = [m for m in o.messages if m.slot == "lobby"]
+    codes = [b.token.rsplit(".", 1)[1] for row in lobby.buttons for b in row]
+    # The same options as a group table, and no seats to take: the other three are machines.
+    assert codes == ["o_senas", "o_target", "o_mode", "o_level", "start", "cancel"]
+    for code in ("o_senas", "o_target", "o_mode", "o_level"):
+        assert (await h.press(ANE, lobby.buttons[0][0].token.replace("o_senas", code))).ok
+    started = await h.press(ANE, lobby.buttons[-1][0].token)
+    assert started.ok and started.answer == "The game starts!"
     state = await h.load(o.table)
     assert state.table.status is TableStatus.PLAYING
+    opts = state.table.options
+    assert (opts.senas, opts.target, opts.mode, opts.difficulty) == (True, 30, "game", "hard")
     seats = state.table.seats
     assert seats[0].user == ANE.key and not seats[0].machine
     assert all(s.machine and s.user is None for s in seats[1:])  # partner (seat 2) and both rivals
-    assert [m.user for m in o.messages if m.slot == "hand"] == [ANE.key]
-    assert any(m.slot == "table" and m.chat == private.key for m in o.messages)
+    assert [m.user for m in started.messages if m.slot == "hand"] == [ANE.key]
+    assert any(m.slot == "table" and m.chat == private.key for m in started.messages)
+    closed = [m for m in started.messages if m.slot == "lobby"]
+    assert closed and closed[0].buttons == ()  # the options message is closed, not left with live buttons
 
 
 # --- authorization ------------------------------------------------------------------------------------
