@@ -479,7 +479,7 @@ async def test_solo_game_in_a_private_chat(tg: FakeTelegram, bot: RunningBot) ->
     (lobby,) = tg.bot_messages(ane.id)
     codes = [code_of(d) for _, d in lobby.buttons]
     assert codes == ["o_senas", "o_target", "o_mode", "o_level", "start", "cancel"], codes  # no seats to take
-    await table.press(ane, lobby, [d for _, d in lobby.buttons if code_of(d) == "start"][0])  # type: ignore[misc]
+    await table.press(ane, lobby, next(d for _, d in lobby.buttons if code_of(d) == "start"))  # type: ignore[misc]
     assert tg.bot_messages(ane.id)[0].buttons == []  # the options message is closed
     messages = tg.bot_messages(ane.id)
     tables = [m for m in messages if any(d and d.endswith(".1.cards") for _, d in m.buttons)]
