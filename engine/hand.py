@@ -124,12 +124,18 @@ class OrdagoResult:
 
 @dataclass(frozen=True, slots=True)
 class CountLine:
-    """One line of the count: a lance, the team it paid and how many stones (bet and bonuses apart)."""
+    """One line of the count: a lance, the team it paid and how many stones (bet and bonuses apart).
+
+    ``bet`` is the accepted bet, or the 1 stone of an en paso grande or chica; ``bonus`` the pares or juego
+    bonuses (``bonuses`` says which seat brought how many) or punto's extra stone.
+    """
 
     lance: Lance
     team: int
     bet: int
     bonus: int
+    bonuses: tuple[tuple[int, int], ...] = ()
+    """``(seat, stones)`` for each player of the winning team whose pares or juego paid a bonus."""
 
     @property
     def stones(self) -> int:
@@ -197,6 +203,8 @@ class Hand:
         self.betting: Betting | None = None
         self.results: dict[Lance, LanceResult] = {}
         self.count_lines: list[CountLine] = []
+        self.uncounted: list[CountLine] = []
+        """Lines the count did not pay because a team had already reached the target."""
         self.winner: int | None = None
         """The team that won the game during this hand, if any."""
         self.ordago: OrdagoResult | None = None
@@ -554,9 +562,11 @@ class Hand:
             line = self._award(result)
             if line is None or line.stones == 0:
                 continue
+            if self.winner is not None:
+                self.uncounted.append(line)  # the game was already won: shown to players, never paid
+                continue
             self.count_lines.append(line)
-            if self._pay(lance, line.team, line.stones):
-                break
+            self._pay(lance, line.team, line.stones)
         self._finish(shown=True)
 
     def _award(self, result: LanceResult) -> CountLine | None:
@@ -580,10 +590,10 @@ class Hand:
             return CountLine(lance, team, bet, 1)
         mates = (team, team + 2)
         if lance is Lance.PARES:
-            bonus = sum(evals[s].pares_bonus for s in mates)
+            bonuses = tuple((s, evals[s].pares_bonus) for s in mates if evals[s].pares_bonus)
         else:
-            bonus = sum(evals[s].juego_bonus for s in mates)
-        return CountLine(lance, team, bet, bonus)
+            bonuses = tuple((s, evals[s].juego_bonus) for s in mates if evals[s].juego_bonus)
+        return CountLine(lance, team, bet, sum(b for _, b in bonuses), bonuses)
 
     def _finish(self, *, shown: bool) -> None:
         self.phase = Phase.OVER

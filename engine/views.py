@@ -30,6 +30,8 @@ class PublicAction:
     """The discarded cards: only in the discarding seat's own view."""
     count: int = 0
     """Number of cards discarded."""
+    total: int = 0
+    """For an envido or a raise: the standing bet it made (``sube 5`` over 7 → 12); 0 otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,8 @@ class SeatView:
     shown: tuple[tuple[Card, ...], ...] | None
     """Every seat's cards, only after the showdown."""
     count: tuple[CountLine, ...]
+    uncounted: tuple[CountLine, ...]
+    """What the count would have paid after a team reached the target (shown, never paid)."""
     points: tuple[tuple[Lance, int, int], ...]
     winner: int | None
     ordago: OrdagoResult | None
@@ -123,6 +127,20 @@ class SeatView:
         return [s.sena for s in self.senas if s.seat == self.partner and s.sena is not None]
 
 
+def _standing_totals(hand: Hand) -> list[int]:
+    """For each logged action, the bet standing after it when it was an envido or a raise (else 0)."""
+    totals: list[int] = []
+    standing: dict[Phase, int] = {}
+    for r in hand.log:
+        kind = r.action.kind
+        if kind is ActionKind.ENVIDO:
+            standing[r.phase] = r.action.amount
+        elif kind is ActionKind.SUBE:
+            standing[r.phase] = standing.get(r.phase, 0) + r.action.amount
+        totals.append(standing[r.phase] if kind in (ActionKind.ENVIDO, ActionKind.SUBE) else 0)
+    return totals
+
+
 def hand_view(hand: Hand, seat: int) -> SeatView:
     """Build the observation of ``seat`` (0..3)."""
     if seat not in range(4):
@@ -141,8 +159,9 @@ def hand_view(hand: Hand, seat: int) -> SeatView:
             r.action.amount,
             r.action.cards if r.seat == seat else (),
             len(r.action.cards),
+            total,
         )
-        for r in hand.log
+        for r, total in zip(hand.log, _standing_totals(hand), strict=True)
     )
     senas = tuple(
         SenaView(s.index, s.seat, s.made_at, s.sena if hand.sena_known_to(seat, s.index) else None)
@@ -173,6 +192,7 @@ def hand_view(hand: Hand, seat: int) -> SeatView:
         senas_left=MAX_SENAS_PER_HAND - sum(1 for s in hand.senas if s.seat == seat),
         shown=tuple(tuple(h) for h in hand.hands) if hand.shown else None,
         count=tuple(hand.count_lines),
+        uncounted=tuple(hand.uncounted),
         points=tuple((lance, pts[0], pts[1]) for lance, pts in hand.points.items()),
         winner=hand.winner,
         ordago=hand.ordago,

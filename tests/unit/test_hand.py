@@ -724,6 +724,19 @@ def test_the_count_goes_in_order_and_stops_at_the_target() -> None:
     assert [line.lance for line in hand.count_lines] == [Lance.GRANDE, Lance.CHICA, Lance.PARES]
 
 
+def test_count_lines_say_who_brought_each_bonus_and_what_was_not_counted() -> None:
+    hand = make_hand(DEAL_A, scores=(37, 38))
+    phases_and_turns_of_all_paso(hand)
+    pares = next(line for line in hand.count_lines if line.lance is Lance.PARES)
+    assert (pares.bet, pares.bonus, pares.bonuses) == (0, 2, ((0, 1), (2, 1)))  # par + par, nothing bet
+    # Team 0 reached 40 with pares: juego (team 1's 31, 3 stones) is shown as not counted, never paid.
+    assert [(line.lance, line.team, line.stones, line.bonuses) for line in hand.uncounted] == [
+        (Lance.JUEGO, 1, 3, ((3, 3),))
+    ]
+    view = hand.view_for(0)
+    assert view.uncounted == tuple(hand.uncounted) and view.count == tuple(hand.count_lines)
+
+
 def test_the_count_can_be_won_by_the_team_behind_when_its_lance_comes_first() -> None:
     hand = make_hand(DEAL_A, scores=(39, 39))
     phases_and_turns_of_all_paso(hand)

@@ -209,3 +209,13 @@ def test_a_view_of_a_seat_that_does_not_exist_is_refused() -> None:
     for seat in (-1, 4):
         with pytest.raises(ValueError):
             hand.view_for(seat)
+
+
+def test_public_actions_carry_the_standing_bet_of_envidos_and_raises() -> None:
+    hand = Hand.deal(random.Random(7), mano=0)
+    hand.act(0, Action(ActionKind.NO_MUS))
+    hand.act(0, Action(ActionKind.ENVIDO, 2))
+    hand.act(1, Action(ActionKind.SUBE, 5))  # the answer starts with the seat after the proposer
+    hand.act(2, Action(ActionKind.SUBE, 3))
+    totals = [(a.kind, a.total) for a in hand.view_for(2).actions if a.phase is Phase.GRANDE]
+    assert totals == [(ActionKind.ENVIDO, 2), (ActionKind.SUBE, 7), (ActionKind.SUBE, 10)]
