@@ -14,6 +14,7 @@ from bot.leaderboard.model import (
     DISPLAY_BASE,
     DISPLAY_SCALE,
     GLOBAL_SCOPE,
+    MACHINE_PREFIX,
     GameResult,
     LeaderboardEntry,
     PlayerRef,
@@ -21,6 +22,7 @@ from bot.leaderboard.model import (
     RankBy,
     ResultKind,
     display_rating,
+    is_ranked,
 )
 from bot.leaderboard.ports import LeaderboardBusy, LeaderboardStore
 from bot.leaderboard.redis_store import RedisLeaderboard
@@ -29,6 +31,7 @@ __all__ = [
     "DISPLAY_BASE",
     "DISPLAY_SCALE",
     "GLOBAL_SCOPE",
+    "MACHINE_PREFIX",
     "GameResult",
     "LeaderboardBusy",
     "LeaderboardEntry",
@@ -40,4 +43,5 @@ __all__ = [
     "RedisLeaderboard",
     "ResultKind",
     "display_rating",
+    "is_ranked",
 ]

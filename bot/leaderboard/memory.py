@@ -12,6 +12,7 @@ from bot.leaderboard.model import (
     RankBy,
     apply_result,
     check_rank_by,
+    is_ranked,
     rank_entries,
 )
 from bot.store.ports import check_key
@@ -36,7 +37,8 @@ class MemoryLeaderboard:
             self._scopes.setdefault(scope, {}).update(new)
 
     def _sorted(self, scope: str, by: RankBy) -> list[tuple[str, float, PlayerStats]]:
-        rows = [(key, stats.score(by), stats) for key, stats in self._scopes.get(scope, {}).items()]
+        players = self._scopes.get(scope, {})
+        rows = [(key, stats.score(by), stats) for key, stats in players.items() if is_ranked(key)]
         rows.sort(key=lambda row: (row[1], row[0].encode()), reverse=True)
         return rows
 
@@ -55,10 +57,10 @@ class MemoryLeaderboard:
         by = check_rank_by(by)
         players = self._scopes.get(scope, {})
         stats = players.get(player_key)
-        if stats is None:
+        if stats is None or not is_ranked(player_key):
             return None
         score = stats.score(by)
-        ahead = sum(1 for other in players.values() if other.score(by) > score)
+        ahead = sum(1 for key, other in players.items() if is_ranked(key) and other.score(by) > score)
         return stats.to_entry(player_key, ahead + 1)
 
     async def ping(self) -> None:

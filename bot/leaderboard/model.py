@@ -16,6 +16,10 @@ conservative estimate μ − 3σ, 0 for a newcomer) scaled by 20 around 1000. A 
 game moves a 2v2 of newcomers to about 1049 / 970; an established average player (σ ≈ 1–2) settles around
 1400. Because σ shrinks with every game the display rating of a newcomer also rises just by playing, which
 is the intended reward for a track record. Leaderboards by rating sort on the unrounded ordinal.
+
+Machines (player keys starting with :data:`MACHINE_PREFIX`) are rated like people, so that beating a strong
+machine pair counts for more than beating a weak one, but leaderboards rank people only: a machine is never
+listed and never pushes a person down a rank (:func:`is_ranked`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ __all__ = [
     "DISPLAY_BASE",
     "DISPLAY_SCALE",
     "GLOBAL_SCOPE",
+    "MACHINE_PREFIX",
     "MODEL",
     "GameResult",
     "LeaderboardEntry",
@@ -41,6 +46,7 @@ __all__ = [
     "apply_result",
     "check_rank_by",
     "display_rating",
+    "is_ranked",
     "rank_entries",
 ]
 
@@ -52,6 +58,9 @@ DISPLAY_BASE = 1000
 
 DISPLAY_SCALE = 20
 """Display points per unit of openskill ordinal."""
+
+MACHINE_PREFIX = "machine:"
+"""Player keys of machine seats start with it (``machine:normal:nerea``): rated, never ranked."""
 
 MODEL = PlackettLuce()
 """The rating model (openskill defaults; see the module docstring for the choice)."""
@@ -71,6 +80,11 @@ def display_rating(mu: float, sigma: float) -> int:
     return round(DISPLAY_BASE + DISPLAY_SCALE * (mu - 3.0 * sigma))
 
 
+def is_ranked(player_key: str) -> bool:
+    """Whether a player appears on leaderboards: people do, machines (:data:`MACHINE_PREFIX`) do not."""
+    return not player_key.startswith(MACHINE_PREFIX)
+
+
 def check_rank_by(by: str) -> RankBy:
     """Return ``by`` if it is ``"rating"`` or ``"wins"``, raise ``ValueError`` otherwise."""
     if by == "rating":
@@ -84,7 +98,8 @@ def check_rank_by(by: str) -> RankBy:
 class PlayerRef:
     """A rated participant: a stable ``key`` (``"tg:12345"``, ``"machine:normal"``) and a display ``name``.
 
-    Machines are rated as their own entries: every seat played by the same machine level shares its key.
+    Machines are rated as their own entries (every seat played by the same machine shares its key), for
+    their opponents' sake, but are not ranked (:func:`is_ranked`).
     """
 
     key: str

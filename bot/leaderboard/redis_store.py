@@ -11,7 +11,10 @@ Key layout (``P`` is the configurable prefix, ``"mus:"`` by default; ``S`` a sco
 ``P lb:S:wins``
     A sorted set: member = player key, score = games won.
 
-The sorted sets are derived from the hashes and always written in the same transaction.
+The sorted sets are derived from the hashes and always written in the same transaction. They hold people
+only: machines keep their hashes (their ratings take part in their opponents' updates) but are never added to
+the sorted sets, so ranks and ``ZCOUNT`` count people alone. Sorted sets written before that rule may still
+hold machine keys: ``record`` removes those of each result's machines, and ``top`` skips any it meets.
 
 ``record`` is an optimistic transaction: WATCH the hashes of every player of the result in both scopes, read
 them (one Lua call), compute the new ratings in Python, then MULTI/EXEC the new hashes and scores. If another
@@ -36,12 +39,14 @@ from redis.asyncio import Redis
 from redis.typing import EncodableT, FieldT
 
 from bot.leaderboard.model import (
+    MACHINE_PREFIX,
     GameResult,
     LeaderboardEntry,
     PlayerStats,
     RankBy,
     apply_result,
     check_rank_by,
+    is_ranked,
     rank_entries,
 )
 from bot.leaderboard.ports import LeaderboardBusy
@@ -57,14 +62,23 @@ for i, key in ipairs(KEYS) do out[i] = redis.call('HGETALL', key) end
 return out
 """
 
-# KEYS[1] sorted set; ARGV: hash key prefix of the scope, n. Returns member, score, HGETALL triples.
+# KEYS[1] sorted set; ARGV: hash key prefix of the scope, n, machine key prefix. Returns member, score,
+# HGETALL triples of the first n members that are not machines (older sets may still hold some).
 _LUA_TOP = """
-local rows = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
-local out = {}
-for i = 1, #rows, 2 do
-  out[#out + 1] = rows[i]
-  out[#out + 1] = rows[i + 1]
-  out[#out + 1] = redis.call('HGETALL', ARGV[1] .. rows[i])
+local n, machine = tonumber(ARGV[2]), ARGV[3]
+local out, found, start = {}, 0, 0
+while found < n do
+  local rows = redis.call('ZREVRANGE', KEYS[1], start, start + n - 1, 'WITHSCORES')
+  if #rows == 0 then break end
+  for i = 1, #rows, 2 do
+    if found < n and string.sub(rows[i], 1, #machine) ~= machine then
+      out[#out + 1] = rows[i]
+      out[#out + 1] = rows[i + 1]
+      out[#out + 1] = redis.call('HGETALL', ARGV[1] .. rows[i])
+      found = found + 1
+    end
+  end
+  start = start + n
 end
 return out
 """
@@ -140,8 +154,12 @@ class RedisLeaderboard:
                                     f: v for f, v in stats.to_fields().items()
                                 }
                                 pipe.hset(self.player_key(scope, key), mapping=fields)
-                                pipe.zadd(self.ranking_key(scope, "rating"), {key: stats.ordinal})
-                                pipe.zadd(self.ranking_key(scope, "wins"), {key: stats.games_won})
+                                if is_ranked(key):
+                                    pipe.zadd(self.ranking_key(scope, "rating"), {key: stats.ordinal})
+                                    pipe.zadd(self.ranking_key(scope, "wins"), {key: stats.games_won})
+                                else:  # rated, not ranked; drops an entry an older version ranked
+                                    pipe.zrem(self.ranking_key(scope, "rating"), key)
+                                    pipe.zrem(self.ranking_key(scope, "wins"), key)
                         await pipe.execute()
                         return
                     except redis.exceptions.WatchError:
@@ -160,7 +178,9 @@ class RedisLeaderboard:
         if n <= 0:
             return []
         with unavailable_errors():
-            reply = await self._top(keys=[self.ranking_key(scope, by)], args=[self.player_key(scope, ""), n])
+            reply = await self._top(
+                keys=[self.ranking_key(scope, by)], args=[self.player_key(scope, ""), n, MACHINE_PREFIX]
+            )
         rows: list[tuple[str, float, PlayerStats]] = []
         for i in range(0, len(reply), 3):
             if reply[i + 2]:  # a member without a hash (deleted by hand) is skipped
@@ -174,6 +194,8 @@ class RedisLeaderboard:
         check_key(scope, "scope")
         check_key(player_key, "player key")
         by = check_rank_by(by)
+        if not is_ranked(player_key):
+            return None
         with unavailable_errors():
             reply = await self._entry(
                 keys=[self.ranking_key(scope, by), self.player_key(scope, player_key)], args=[player_key]

@@ -27,7 +27,7 @@ from bot.leaderboard import (
     PlayerStats,
     RedisLeaderboard,
 )
-from bot.leaderboard.model import MODEL, RankBy, apply_result
+from bot.leaderboard.model import MODEL, RankBy, apply_result, is_ranked
 from bot.store import StoreUnavailable
 
 ANA = PlayerRef("tg:1", "Ana")
@@ -46,6 +46,17 @@ def result(
     winner: int = 0, kind: str = "game", chat: str = CHAT, teams: Teams = ((ANA, CARLOS), (BEA, DANI))
 ) -> GameResult:
     return GameResult(chat, teams, winner, kind)  # type: ignore[arg-type]
+
+
+async def stored_stats(board: RedisLeaderboard, scope: str, key: str) -> PlayerStats:
+    """A player's hash as stored (machines have one, though no leaderboard lists them)."""
+    fields = await board.redis.hgetall(board.player_key(scope, key))
+    assert fields, (scope, key)
+    return PlayerStats.from_fields({_text(k): _text(v) for k, v in fields.items()})
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 @pytest.fixture
@@ -92,14 +103,39 @@ async def test_machines_vacas_matches_and_names(board: RedisLeaderboard) -> None
     await board.record(result(winner=0, teams=((ANA, MACHINE), (MACHINE, BEA))), now=3.0)
     renamed = PlayerRef(ANA.key, "Ana María")
     await board.record(result(winner=0, kind="match", teams=((renamed, BEA), (MACHINE, MACHINE))), now=4.0)
-    machine = await board.entry(CHAT, MACHINE.key)
+    machine = await stored_stats(board, CHAT, MACHINE.key)  # rated, though not ranked
     ana = await board.entry(GLOBAL_SCOPE, ANA.key)
-    assert machine is not None and ana is not None
+    assert ana is not None
     assert (machine.games, machine.games_won, machine.vacas_won, machine.matches, machine.matches_won) == (
         1, 1, 1, 1, 0,
     )  # fmt: skip
     assert (ana.name, ana.games, ana.vacas, ana.matches_won, ana.last_played) == ("Ana María", 2, 1, 1, 4.0)
-    assert (await board.top(CHAT, n=1))[0].key == MACHINE.key
+    assert await board.entry(CHAT, MACHINE.key) is None
+    assert {e.key for e in await board.top(CHAT)} == {ANA.key, BEA.key}
+
+
+async def test_machines_are_not_ranked(board: RedisLeaderboard, redis_client: Redis, key_prefix: str) -> None:
+    """Issue 9: "1. 🤖 Nerea · 1049". Machine keys stay out of the sorted sets; entries left there by an
+    older version are skipped by ``top`` and removed by the next result the machine plays."""
+    nerea = PlayerRef("machine:normal:nerea", "🤖 Nerea")
+    await board.record(result(winner=1, teams=((ANA, BEA), (MACHINE, nerea))), now=1.0)
+    for scope in (CHAT, GLOBAL_SCOPE):
+        for by in ("rating", "wins"):
+            ranking = board.ranking_key(scope, by)  # type: ignore[arg-type]
+            assert {str(m) for m in await redis_client.zrange(ranking, 0, -1)} == {ANA.key, BEA.key}
+            assert [e.rank for e in await board.top(scope, by=by)] == [1, 1]  # type: ignore[arg-type]
+            assert await board.entry(scope, nerea.key, by=by) is None  # type: ignore[arg-type]
+    # An older version ranked machines: top skips them, whatever their number and place.
+    legacy = {f"machine:old:{i}": 100.0 + i for i in range(25)}
+    await redis_client.zadd(board.ranking_key(CHAT, "rating"), legacy)
+    for i in range(25):
+        await redis_client.hset(board.player_key(CHAT, f"machine:old:{i}"), mapping={"name": "🤖 old"})
+    assert [e.key for e in await board.top(CHAT, n=1)] in ([ANA.key], [BEA.key])
+    assert {e.key for e in await board.top(CHAT, n=10)} == {ANA.key, BEA.key}
+    # The next result with one of those machines takes it out of the sets.
+    await redis_client.zadd(board.ranking_key(CHAT, "rating"), {MACHINE.key: 500.0})
+    await board.record(result(winner=0, teams=((CARLOS, DANI), (MACHINE, nerea))), now=2.0)
+    assert await redis_client.zscore(board.ranking_key(CHAT, "rating"), MACHINE.key) is None
 
 
 async def test_top_and_entry_ranks(board: RedisLeaderboard) -> None:
@@ -157,9 +193,10 @@ async def test_same_results_as_the_memory_leaderboard(board: RedisLeaderboard) -
 async def test_bytes_client(make_client: ClientFactory, key_prefix: str) -> None:
     board = RedisLeaderboard(await make_client(decode_responses=False), prefix=key_prefix)
     await board.record(result(winner=0, teams=((MACHINE, BEA), (CARLOS, DANI))), now=1.0)
-    entry = await board.entry(CHAT, MACHINE.key)
-    assert entry is not None and entry.name == "Máquina" and entry.games_won == 1
-    assert [e.key for e in await board.top(CHAT, by="wins")][:2] == [BEA.key, MACHINE.key]
+    entry = await board.entry(CHAT, BEA.key)
+    assert entry is not None and entry.name == "Bea" and entry.games_won == 1
+    assert [e.key for e in await board.top(CHAT, by="wins")] == [BEA.key, DANI.key, CARLOS.key]
+    assert await board.entry(CHAT, MACHINE.key) is None
 
 
 async def test_concurrent_results_lose_nothing(make_client: ClientFactory, key_prefix: str) -> None:
@@ -176,10 +213,10 @@ async def test_concurrent_results_lose_nothing(make_client: ClientFactory, key_p
                     played[scope, player.key] += 1
                     won[scope, player.key] += side == res.winner
     for (scope, key), games in played.items():
-        entry = await boards[0].entry(scope, key)
-        assert entry is not None
-        assert (entry.games, entry.games_won) == (games, won[scope, key])
-    assert sum(e.games for e in await boards[0].top(GLOBAL_SCOPE, n=100)) == 4 * 20
+        stats = await stored_stats(boards[0], scope, key)  # machines too: they are rated, not ranked
+        assert (stats.games, stats.games_won) == (games, won[scope, key])
+    people = sum(n for (scope, key), n in played.items() if scope == GLOBAL_SCOPE and is_ranked(key))
+    assert sum(e.games for e in await boards[0].top(GLOBAL_SCOPE, n=100)) == people
 
 
 async def test_a_conflicting_write_is_retried(

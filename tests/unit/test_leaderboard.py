@@ -121,16 +121,34 @@ async def test_partners_share_the_credit_of_an_upset(board: MemoryLeaderboard) -
     assert after.mu > before.mu
 
 
-async def test_machines_are_entries(board: MemoryLeaderboard) -> None:
-    await board.record(result(winner=1, teams=((ANA, BEA), (MACHINE, MACHINE))), now=5.0)
-    machine = await board.entry(CHAT, MACHINE.key)
-    assert machine is not None
-    assert machine.name == "Máquina"
-    assert (machine.games, machine.games_won) == (1, 1)  # two seats, one game
-    assert machine.mu > MODEL.mu
-    keys = [entry.key for entry in await board.top(CHAT)]
-    assert keys[0] == MACHINE.key
-    assert sorted(keys) == sorted([ANA.key, BEA.key, MACHINE.key])
+async def test_machines_are_rated_but_not_ranked(board: MemoryLeaderboard) -> None:
+    """Issue 9: "1. 🤖 Nerea · 1049" on a leaderboard. Machines never appear, nor push people down."""
+    nerea = PlayerRef("machine:normal:nerea", "🤖 Nerea")
+    await board.record(result(winner=1, teams=((ANA, BEA), (MACHINE, nerea))), now=5.0)
+    await board.record(result(winner=0, teams=((CARLOS, MACHINE), (DANI, nerea))), now=6.0)
+    for scope in (CHAT, GLOBAL_SCOPE):
+        for by in ("rating", "wins"):
+            top = await board.top(scope, by=by)  # type: ignore[arg-type]
+            assert sorted(e.key for e in top) == sorted(p.key for p in (ANA, BEA, CARLOS, DANI))
+            assert top[0].rank == 1
+            assert await board.entry(scope, MACHINE.key, by=by) is None  # type: ignore[arg-type]
+            assert await board.entry(scope, nerea.key, by=by) is None  # type: ignore[arg-type]
+    # Nerea (1 game won) is ahead of everyone by rating, yet Carlos, the only human winner, ranks first.
+    carlos = await board.entry(CHAT, CARLOS.key)
+    assert carlos is not None and carlos.rank == 1 and (await board.top(CHAT, n=1))[0].key == CARLOS.key
+
+
+async def test_a_machine_rating_still_weighs_on_its_opponents() -> None:
+    """Beating a machine pair that has won a lot moves a rating more than beating newcomer machines."""
+    strong, fresh = MemoryLeaderboard(), MemoryLeaderboard()
+    for _ in range(5):
+        await strong.record(result(winner=1, teams=((ANA, BEA), (MACHINE, MACHINE))), now=1.0)
+    for board in (strong, fresh):
+        await board.record(result(winner=0, teams=((CARLOS, DANI), (MACHINE, MACHINE))), now=2.0)
+    after_strong = await strong.entry(CHAT, CARLOS.key)
+    after_fresh = await fresh.entry(CHAT, CARLOS.key)
+    assert after_strong is not None and after_fresh is not None
+    assert after_strong.mu > after_fresh.mu > MODEL.mu
 
 
 async def test_a_machine_on_both_sides_is_left_alone(board: MemoryLeaderboard) -> None:
