@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 
 from bot.i18n.markers import N_
 from bot.leaderboard import GameResult, PlayerRef
-from bot.model import Seat, TableState, TableStatus, UserRef
+from bot.model import HandPosition, Seat, TableState, TableStatus, UserRef
 from bot.render import LEVELS, MACHINE_NAMES, TARGET_CHOICES, Renderer
 from bot.tokens import Token, turn_stamp
 from bot.views import OutMessage
 from engine.actions import Action, ActionKind
 from engine.ai.baseline import BaselinePlayer
 from engine.ai.policy import Policy
-from engine.cards import card_name, parse_cards
+from engine.cards import Card, card_name, parse_cards
 from engine.errors import CatchError, MusError, SenaError
 from engine.hand import Phase
 from engine.match import Match, MatchConfig
@@ -55,6 +55,9 @@ LEFT = _("You left your seat.")
 STARTED = _("The game starts!")
 CANCELLED = _("Table cancelled.")
 DISCARD_QUEUED = _("Discard confirmed.")
+STALE_CARD = _("That card is no longer in your hand.")
+PICKER_OPEN = _("Every amount is in your private hand.")
+MATCH_OVER = _("This game is over. Type /newgame for another one.")
 OPTIONS_CHANGED = _("Options updated.")
 TIMEOUT_NOTICE = _("⏱ {name} ran out of time: a machine played for them.")
 AUTOPILOT_NOTICE = _("🤖 A machine keeps {name}'s seat until they play again.")
@@ -110,6 +113,8 @@ class TableContext:
 
     def require_match(self) -> Match:
         """The live match, or a refusal if the table is not playing."""
+        if self.table.status is TableStatus.FINISHED:
+            raise Refusal(MATCH_OVER)
         if self.table.status is not TableStatus.PLAYING or self.match is None or self.match.hand is None:
             raise Refusal(GAME_NOT_RUNNING)
         return self.match
@@ -123,7 +128,7 @@ class TableContext:
 
     def renderer(self) -> Renderer:
         """A renderer of the current state."""
-        return Renderer(self.table, self.match, self.now)
+        return Renderer(self.table, self.match, self.now, turn_seconds=self.settings.turn_timeout)
 
     def save_match(self) -> None:
         """The match changed: it is serialised into the table once, just before the write."""
@@ -151,6 +156,8 @@ def private_signature(ctx: TableContext) -> object:
     return (
         ctx.table.hand_no,
         ctx.table.lang,
+        ctx.table.status,
+        _live_picker(ctx),
         hand.mus_round,
         hand.phase is Phase.DISCARD,
         hand.over,
@@ -159,6 +166,17 @@ def private_signature(ctx: TableContext) -> object:
         tuple(len(h) for h in hand.hands),
         tuple((tuple(s.discard_pick), s.discard_ready, s.lang) for s in ctx.table.seats),
     )
+
+
+def _live_picker(ctx: TableContext) -> int | None:
+    """The seat whose bet-amount picker is showing now, if any."""
+    match = ctx.match
+    assert match is not None and match.hand is not None
+    hand = match.hand
+    seat = hand.turn
+    if seat is None or ctx.table.seats[seat].picker != turn_stamp(ctx.table.hand_no, len(hand.log)):
+        return None
+    return seat
 
 
 def load_context(
@@ -312,23 +330,44 @@ def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
     advance(ctx)
 
 
-def pick(ctx: TableContext, user: UserRef, index: int) -> None:
-    """Toggle one of the player's cards for discarding."""
+def pick(ctx: TableContext, user: UserRef, card: Card) -> None:
+    """Toggle one of the player's cards for discarding (the button names the card it toggles)."""
     match = ctx.require_match()
     hand = match.hand
     assert hand is not None
     seat = ctx.seat_of(user)
     cards = hand.hands[seat]
-    if hand.phase is not Phase.DISCARD or len(cards) != 4 or not 0 <= index < 4:
+    if hand.phase is not Phase.DISCARD or len(cards) != 4:
         raise Refusal(NOT_DISCARDING)
+    if card not in cards:
+        raise Refusal(STALE_CARD)  # a button from an older copy of the hand, drawn for other cards
     s = ctx.table.seats[seat]
-    name = card_name(cards[index])
+    name = card_name(card)
     s.discard_pick = (
         [c for c in s.discard_pick if c != name] if name in s.discard_pick else [*s.discard_pick, name]
     )
     s.discard_ready = False
     back_in_control(ctx, seat)
     ctx.changed = True
+
+
+def open_picker(ctx: TableContext, user: UserRef, token: Token) -> str:
+    """ "More…": the player on turn gets every legal amount in their private hand, for this turn only."""
+    match = ctx.require_match()
+    hand = match.hand
+    assert hand is not None
+    seat = ctx.seat_of(user)
+    stamp = turn_stamp(ctx.table.hand_no, len(hand.log))
+    if token.stamp != stamp:
+        raise Refusal(_("Already played."))
+    if hand.turn != seat:
+        raise Refusal(_("Not your turn."))
+    back_in_control(ctx, seat)
+    s = ctx.table.seats[seat]
+    if s.picker != stamp:
+        s.picker = stamp
+        ctx.changed = True
+    return PICKER_OPEN
 
 
 def confirm_discard(ctx: TableContext, user: UserRef) -> str:
@@ -386,6 +425,8 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
         match.catch_sena(seat, index, ctx.now)
     except CatchError as exc:
         raise Refusal(CATCH_DONE if "already" in str(exc) else CATCH_LATE) from None
+    except MusError:  # the hand is over: the window closed with it
+        raise Refusal(CATCH_LATE) from None
     ctx.save_match()
     ctx.render_hands = False  # only the catcher's hand changes (it now names the seña)
     private = ctx.renderer().private_hand(seat)
@@ -570,6 +611,9 @@ def _results(ctx: TableContext, game: int, vaca: int | None, won_match: int | No
 def _deal(ctx: TableContext) -> None:
     match = ctx.match
     assert match is not None
+    ctx.table.position = HandPosition(
+        game=sum(match.games) + 1, vaca=sum(match.vacas) + 1, games=(match.games[0], match.games[1])
+    )
     match.new_hand(ctx.rng)
     ctx.table.hand_no += 1
     for s in ctx.table.seats:

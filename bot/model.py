@@ -63,6 +63,8 @@ class Seat(BaseModel):
     """Cards (notation) the player has toggled for discarding."""
     discard_ready: bool = False
     """The player confirmed the pick; it is applied when the seat's turn to discard comes."""
+    picker: str | None = None
+    """The turn stamp for which the player opened the bet-amount picker ("more…"); shown while it holds."""
 
     @property
     def empty(self) -> bool:
@@ -86,6 +88,19 @@ class TableOptions(BaseModel):
     """A full match (2 vacas of 2 games) or a single game."""
     difficulty: str = "normal"
     """Level of the machine players: easy, normal or hard (engine.ai)."""
+
+
+class HandPosition(BaseModel):
+    """Where the current hand stands in the match, fixed when it is dealt (a won game moves the counters)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    game: int = 1
+    """The game being played within the vaca, from 1."""
+    vaca: int = 1
+    """The vaca being played, from 1."""
+    games: tuple[int, int] = (0, 0)
+    """Games each team had won in this vaca when the hand was dealt."""
 
 
 class TableState(BaseModel):
@@ -112,6 +127,8 @@ class TableState(BaseModel):
     """When the pending deadline (turn, machine move, next deal, lobby expiry) fires."""
     due_key: str | None = None
     """The pending deadline's key: ``{table}|{kind}|{stamp}``."""
+    position: HandPosition = Field(default_factory=HandPosition)
+    """Where the current hand stands in the match."""
     reported_hand: int = 0
     """The last hand whose end was reported (showdown, leaderboard), so it is reported once."""
 

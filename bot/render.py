@@ -2,140 +2,86 @@
 
 Every text here is an English msgid marked with ``_`` (no-op at import) and translated per reader: the
 table's language for the group, each player's language for private messages. Group texts never contain a
-hidden card: cards appear only in private messages and in the showdown.
+hidden card: cards appear only in private messages and in the showdown. The hand's story (every word of
+every lance, the stake, the count's reasons) is written by :mod:`bot.story`.
+
+Buttons appear only where a press does something: turn buttons on a person's turn, ⚡ only for a seña a
+person can still catch, "My cards" only while the hand is played; a closed table or hand has none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot import story
 from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
+from bot.labels import (
+    LANCE_NAMES,
+    LEVEL_NAMES,
+    LEVELS,
+    MACHINE_NAMES,
+    PARES_NAMES,
+    PHASE_NAMES,
+    QUICK_AMOUNTS,
+    SENA_NAMES,
+    TARGET_CHOICES,
+    action_label,
+    card_label,
+    cards_label,
+    seat_name,
+    stones_label,
+    team_names,
+)
 from bot.model import TableState, TableStatus
-from bot.tokens import action_code, hand_stamp, lobby_stamp, make_token, turn_stamp
+from bot.tokens import action_code, hand_stamp, lobby_stamp, make_token, pick_code, sena_stamp, turn_stamp
 from bot.views import Button, OutMessage
-from engine.actions import Action, ActionKind
-from engine.betting import BetStatus
-from engine.cards import SUIT_SYMBOLS, Card, card_name, printed_rank, suit_of
-from engine.evaluation import Lance, ParesKind, evaluate
+from engine.actions import ActionKind
+from engine.cards import Card, card_name
+from engine.evaluation import evaluate
 from engine.hand import Hand, Phase
-from engine.match import Match, amarracos
-from engine.senas import Sena, true_senas
-from engine.views import SeatView
+from engine.match import Match
+from engine.senas import true_senas
 
 _ = N_
 
-_RANK_LABEL = {1: "A", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 10: "S", 11: "C", 12: "R"}
+__all__ = [
+    "LANCE_NAMES",
+    "LEVELS",
+    "LEVEL_NAMES",
+    "MACHINE_NAMES",
+    "PARES_NAMES",
+    "PHASE_NAMES",
+    "SENA_NAMES",
+    "TARGET_CHOICES",
+    "Renderer",
+    "action_label",
+    "card_label",
+    "cards_label",
+    "seat_name",
+    "stones_label",
+    "team_names",
+]
 
-LANCE_NAMES: dict[Lance, str] = {
-    Lance.GRANDE: _("GRANDE"),
-    Lance.CHICA: _("CHICA"),
-    Lance.PARES: _("PARES"),
-    Lance.JUEGO: _("JUEGO"),
-    Lance.PUNTO: _("PUNTO"),
-}
-PHASE_NAMES: dict[Phase, str] = {
-    Phase.MUS: _("MUS"),
-    Phase.DISCARD: _("DISCARDS"),
-    Phase.COUNT: _("COUNT"),
-    Phase.OVER: _("SHOWDOWN"),
-}
-SENA_NAMES: dict[Sena, str] = {
-    Sena.DOS_REYES: _("two kings"),
-    Sena.TRES_REYES: _("three kings"),
-    Sena.DOS_ASES: _("two aces"),
-    Sena.TRES_ASES: _("three aces"),
-    Sena.MEDIAS: _("medias"),
-    Sena.DUPLES: _("duples"),
-    Sena.TREINTA_Y_UNA: _("31"),
-    Sena.CIEGO: _("ciego (nothing)"),
-}
-PARES_NAMES: dict[ParesKind, str] = {
-    ParesKind.NONE: _("no pares"),
-    ParesKind.PAR: _("par"),
-    ParesKind.MEDIAS: _("medias"),
-    ParesKind.DUPLES: _("duples"),
-}
-MACHINE_NAMES = ("Txema", "Maite", "Iker", "Nerea")
-# Quick amounts offered as buttons (any legal amount is accepted by the engine).
-ENVIDO_BUTTONS = (2, 5)
-SUBE_BUTTONS = (2, 5)
-TARGET_CHOICES = (40, 30, 20)
-#: Machine levels a table may choose (engine.ai players of those names).
-LEVELS = ("normal", "hard", "easy")
-LEVEL_NAMES: dict[str, str] = {
-    "easy": _("Machines: easy"),
-    "normal": _("Machines: normal"),
-    "hard": _("Machines: hard"),
-}
-
-
-def card_label(card: Card) -> str:
-    """A card as players read it everywhere: rank first (R, C, S, 7…A; 3 and 2 shown), then a suit symbol."""
-    return f"{_RANK_LABEL[printed_rank(card)]}{SUIT_SYMBOLS[suit_of(card)]}"
-
-
-def cards_label(cards: Sequence[Card]) -> str:
-    """Several cards, separated by spaces."""
-    return " ".join(card_label(c) for c in cards)
-
-
-def stones_label(t: Translator, stones: int) -> str:
-    """Stones as amarracos and piedras: ``2 amarracos 3 piedras (13)``."""
-    a, p = amarracos(stones)
-    parts = []
-    if a:
-        parts.append(t.nformat("{n} amarraco", "{n} amarracos", a))
-    if p or not a:
-        parts.append(t.nformat("{n} piedra", "{n} piedras", p))
-    return f"{' '.join(parts)} ({stones})"
-
-
-def seat_name(table: TableState, seat: int) -> str:
-    """The display name of a seat (machines get a 🤖 and a Basque name)."""
-    s = table.seats[seat]
-    if s.machine:
-        return f"🤖 {MACHINE_NAMES[seat]}"
-    return s.name or "?"
-
-
-def action_label(t: Translator, action: Action | ActionKind, amount: int = 0) -> str:
-    """A player's action in words: ``paso``, ``envido 2``, ``no quiero``, ``órdago``…"""
-    kind = action.kind if isinstance(action, Action) else action
-    amount = action.amount if isinstance(action, Action) else amount
-    if kind is ActionKind.MUS:
-        return t.gettext(_("mus"))
-    if kind is ActionKind.NO_MUS:
-        return t.gettext(_("no hay mus"))
-    if kind is ActionKind.PASO:
-        return t.gettext(_("paso"))
-    if kind is ActionKind.ENVIDO:
-        return t.format(N_("envido {n}"), n=amount)
-    if kind is ActionKind.SUBE:
-        return t.format(N_("subo {n}"), n=amount)
-    if kind is ActionKind.QUIERO:
-        return t.gettext(_("quiero"))
-    if kind is ActionKind.NO_QUIERO:
-        return t.gettext(_("no quiero"))
-    if kind is ActionKind.ORDAGO:
-        return t.gettext(_("órdago"))
-    return t.gettext(_("discard"))
-
-
-def team_names(table: TableState, team: int) -> str:
-    """``Ane y Brais``: the two names of a team."""
-    t = translator(table.lang)
-    return t.format(N_("{a} and {b}"), a=seat_name(table, team), b=seat_name(table, team + 2))
+#: A turn timeout longer than this is a terminal table's "no deadline": no clock is shown.
+_NO_CLOCK = 3600.0
 
 
 class Renderer:
     """Builds the views of one table at one moment (``now``, the service's clock)."""
 
-    def __init__(self, table: TableState, match: Match | None, now: float) -> None:
-        """Render ``table`` whose live match is ``match`` (``None`` in the lobby)."""
+    def __init__(
+        self, table: TableState, match: Match | None, now: float, *, turn_seconds: float | None = None
+    ) -> None:
+        """Render ``table`` whose live match is ``match`` (``None`` in the lobby).
+
+        ``turn_seconds`` is the time a person has for a turn, shown once per turn (a countdown redrawn every
+        second would cost the group's message budget for nothing).
+        """
         self.table = table
         self.match = match
         self.now = now
+        self.turn_seconds = turn_seconds
         self.t = translator(table.lang)
 
     # --- lobby ---------------------------------------------------------------------------------------
@@ -214,176 +160,162 @@ class Renderer:
     # --- the group table -----------------------------------------------------------------------------
 
     def table_message(self, *, fresh: bool = False) -> OutMessage:
-        """The group table of the current hand: scores, lance, declarations, bets, turn, buttons."""
+        """The group table of the current hand: position, scores, the hand's story, the stake, the turn."""
         match = self.match
         assert match is not None and match.hand is not None
         hand = match.hand
         t, table = self.t, self.table
         view = match.view_for(0)  # public parts only: seat 0's own cards are never rendered here
         lines = [self._header(match)]
-        scores = view.scores
         for team in (0, 1):
-            lines.append(f"{team_names(table, team)} · {stones_label(t, scores[team])}")
+            lines.append(f"{team_names(table, team)} · {stones_label(t, self._score(view.scores[team]))}")
         stage = LANCE_NAMES[view.lance] if view.lance else PHASE_NAMES.get(view.phase, view.phase.value)
         lines.append(
             t.format(
                 N_("Mano: {name} · Lance: {lance}"), name=seat_name(table, hand.mano), lance=t.gettext(stage)
             )
         )
-        lines.extend(self._history(hand, view))
+        lines.extend(story.mus_lines(t, table, view.actions))
+        lines.extend(story.lance_lines(t, table, view))
         lines.extend(self._flashes(hand))
         rows: list[tuple[Button, ...]] = []
+        if table.status is TableStatus.CANCELLED:
+            lines.append(t.gettext(_("This table was cancelled.")))
+            return self._group("table", lines, (), fresh)
         if hand.over:
             lines.append(t.gettext(_("Hand over: see the showdown below.")))
-        elif hand.turn is not None:
+            return self._group("table", lines, (), fresh)
+        stake = story.stake_line(t, table, view)
+        if stake is not None:
+            lines.append(stake)
+        if hand.turn is not None:
             seat = hand.turn
             lines.append(self._turn_line(seat))
-            rows.extend(self._turn_buttons(match, seat))
+            if table.seats[seat].human:
+                rows.extend(self._turn_buttons(match, seat))
         rows.extend(self._flash_buttons(hand))
-        rows.append(
-            (Button(t.gettext(_("🂠 My cards")), make_token(table.id, hand_stamp(table.hand_no), "cards")),)
-        )
-        return self._group("table", lines, tuple(rows), fresh)
-
-    def _header(self, match: Match) -> str:
-        t = self.t
-        if self.table.options.mode == "game":
-            return t.format(N_("🂠 Mus · single game · to {target}"), target=match.config.target)
-        return t.format(
-            N_("🂠 Mus · Game {game} · Vaca {vaca} ({a}–{b}) · to {target}"),
-            game=match.game_number,
-            vaca=min(match.vaca_number, 2 * match.config.vacas_per_match - 1),
-            a=match.games[0],
-            b=match.games[1],
-            target=match.config.target,
-        )
-
-    def _history(self, hand: Hand, view: SeatView) -> list[str]:
-        """What happened in this hand so far, lance by lance, without any card."""
-        t, table = self.t, self.table
-        lines: list[str] = []
-        mus_words = [
-            f"{seat_name(table, a.seat)}: {action_label(t, a.kind)}"
-            for a in view.actions
-            if a.phase is Phase.MUS
-        ]
-        discards = [
-            t.format(N_("{name} ↺{n}"), name=seat_name(table, a.seat), n=a.count)
-            for a in view.actions
-            if a.phase is Phase.DISCARD
-        ]
-        if mus_words and (view.phase in (Phase.MUS, Phase.DISCARD) or view.mus_round):
-            lines.append("  " + " · ".join(mus_words[-4:]))
-        if discards:
-            lines.append("  " + " · ".join(discards[-4:]))
-        if view.pares_declared is not None:
-            lines.append(self._declared_line(_("Pares"), view.pares_declared))
-        if view.juego_declared is not None:
-            lines.append(self._declared_line(_("Juego"), view.juego_declared))
-        for result in view.results:
-            lines.append(
-                self._result_line(
-                    result.lance, result.status, result.amount, result.deje, result.proposer_team
+        if any(s.human for s in table.seats):
+            rows.append(
+                (
+                    Button(
+                        t.gettext(_("🂠 My cards")), make_token(table.id, hand_stamp(table.hand_no), "cards")
+                    ),
                 )
             )
-        if view.betting is not None:
-            said = [
-                f"{seat_name(table, a.seat)}: {action_label(t, a.kind, a.amount)}"
-                for a in view.actions
-                if a.phase.value == view.betting.lance.value
-            ]
-            if said:
-                lines.append("  " + " · ".join(said))
-        return lines
+        return self._group("table", lines, tuple(rows), fresh)
 
-    def _declared_line(self, label: str, flags: Sequence[bool]) -> str:
+    def _score(self, stones: int) -> int:
+        """A score as shown: never past the target (the game is won there; what the count paid beyond it
+        is not a score)."""
+        assert self.match is not None
+        return min(stones, self.match.config.target)
+
+    def _header(self, match: Match) -> str:
         t, table = self.t, self.table
-        yes, no = t.gettext(_("yes")), t.gettext(_("no"))
-        parts = [f"{seat_name(table, s)} {yes if flags[s] else no}" for s in range(4)]
-        return f"{t.gettext(label)}: " + " · ".join(parts)
-
-    def _result_line(
-        self, lance: Lance, status: BetStatus, amount: int, deje: int, proposer_team: int | None
-    ) -> str:
-        t = self.t
-        name = t.gettext(LANCE_NAMES[lance])
-        if status is BetStatus.PASO:
-            what = t.gettext(_("en paso"))
-        elif status is BetStatus.ACCEPTED:
-            what = t.format(N_("{n} stones wanted"), n=amount)
-        elif status is BetStatus.REFUSED:
-            assert proposer_team is not None
-            what = t.format(
-                N_("not wanted: {team} take {n}"), team=team_names(self.table, proposer_team), n=deje
+        pos = table.position
+        if table.options.mode == "game":
+            return t.format(
+                N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=match.config.target
             )
-        elif status is BetStatus.ORDAGO:
-            what = t.gettext(_("ÓRDAGO wanted!"))
-        else:
-            what = t.gettext(_("no betting (one side only)"))
-        return f"✓ {name}: {what}"
+        config = match.config
+        return t.format(
+            N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
+            n=table.hand_no,
+            game=pos.game,
+            games=2 * config.games_per_vaca - 1,
+            a=pos.games[0],
+            b=pos.games[1],
+            vaca=pos.vaca,
+            vacas=2 * config.vacas_per_match - 1,
+            target=config.target,
+        )
 
     def _turn_line(self, seat: int) -> str:
         t = self.t
         name = seat_name(self.table, seat)
-        if self.table.due is not None and (self.table.due_key or "").split("|")[1:2] == ["turn"]:
-            left = max(0, round(self.table.due - self.now))
-            if left <= 3600:  # a terminal table has no real deadline: no countdown there
-                return t.format(N_("Turn of {name} (⏱ {s} s)"), name=name, s=left)
+        seconds = self.turn_seconds
+        if self.table.seats[seat].human and seconds is not None and seconds <= _NO_CLOCK:
+            return t.format(N_("Turn of {name} (⏱ {s} s)"), name=name, s=round(seconds))
         return t.format(N_("Turn of {name}"), name=name)
 
     def _turn_buttons(self, match: Match, seat: int) -> list[tuple[Button, ...]]:
-        """The buttons of the legal actions of the seat on turn (quick amounts for bets)."""
+        """The legal actions of the person on turn: paso/quiero…, quick amounts, "more…", órdago."""
         hand = match.hand
         assert hand is not None
         if hand.phase is Phase.DISCARD:
             return []  # discards are chosen privately
         legal = hand.legal_actions(seat)
         stamp = turn_stamp(self.table.hand_no, len(hand.log))
-        kinds = {a.kind for a in legal}
-        chosen: list[Action] = []
+        standing = hand.betting.proposal if hand.betting is not None else 0
+        first: list[Button] = []
+        amounts: list[Button] = []
+        last: list[Button] = []
+        more = False
         for action in legal:
-            if action.kind is ActionKind.ENVIDO and action.amount not in ENVIDO_BUTTONS:
-                continue
-            if action.kind is ActionKind.SUBE and action.amount not in SUBE_BUTTONS:
-                continue
-            chosen.append(action)
-        if ActionKind.SUBE in kinds and not any(a.kind is ActionKind.SUBE for a in chosen):
-            chosen.insert(-1, min((a for a in legal if a.kind is ActionKind.SUBE), key=lambda a: a.amount))
-        buttons = []
-        for action in chosen:
             code = action_code(action)
-            if code is not None:
-                buttons.append(
+            if code is None:
+                continue
+            if action.kind in (ActionKind.ENVIDO, ActionKind.SUBE):
+                if action.amount not in QUICK_AMOUNTS:
+                    more = True
+                    continue
+                total = standing + action.amount if action.kind is ActionKind.SUBE else 0
+                label = _capital(action_label(self.t, action, total=total))
+                amounts.append(Button(label, make_token(self.table.id, stamp, code)))
+            elif action.kind is ActionKind.ORDAGO:
+                last.append(
                     Button(_capital(action_label(self.t, action)), make_token(self.table.id, stamp, code))
                 )
-        return [tuple(buttons[:3]), tuple(buttons[3:])] if len(buttons) > 3 else [tuple(buttons)]
+            else:
+                first.append(
+                    Button(_capital(action_label(self.t, action)), make_token(self.table.id, stamp, code))
+                )
+        if more:
+            last.insert(0, Button(self.t.gettext(_("More…")), make_token(self.table.id, stamp, "more")))
+        rows = [tuple(first + amounts[: max(0, 3 - len(first))])]
+        rest = amounts[max(0, 3 - len(first)) :] + last
+        if rest:
+            rows.append(tuple(rest))
+        return [row for row in rows if row]
+
+    def _live_senas(self, hand: Hand) -> list[int]:
+        """Señas a person can still catch: inside the window, with a human rival (machines catch at once)."""
+        live = []
+        for s in hand.senas:
+            if self.now > s.made_at + hand.config.catch_window:
+                continue
+            rivals = ((s.seat + 1) % 4, (s.seat + 3) % 4)
+            if any(self.table.seats[r].human for r in rivals):
+                live.append(s.index)
+        return live
 
     def _flashes(self, hand: Hand) -> list[str]:
         t = self.t
         return [
             t.format(N_("⚡ {name} made a seña!"), name=seat_name(self.table, s.seat))
             for s in hand.senas
-            if self.now <= s.made_at + hand.config.catch_window
+            if not hand.over and self.now <= s.made_at + hand.config.catch_window
         ]
 
     def _flash_buttons(self, hand: Hand) -> list[tuple[Button, ...]]:
-        live = [s for s in hand.senas if self.now <= s.made_at + hand.config.catch_window]
-        if not live:
+        live = self._live_senas(hand)
+        if not live or hand.over:
             return []
         stamp = hand_stamp(self.table.hand_no)
         return [
             tuple(
                 Button(
-                    f"⚡ {seat_name(self.table, s.seat)}", make_token(self.table.id, stamp, f"catch{s.index}")
+                    f"⚡ {seat_name(self.table, hand.senas[i].seat)}",
+                    make_token(self.table.id, stamp, f"catch{i}"),
                 )
-                for s in live[-4:]
+                for i in live[-4:]
             )
         ]
 
     # --- private hand --------------------------------------------------------------------------------
 
     def private_hand(self, seat: int, *, fresh: bool = False) -> OutMessage | None:
-        """A player's own cards, with discard and seña buttons; ``None`` for machine seats."""
+        """A player's own cards, with discard, bet-amount and seña buttons; ``None`` for machine seats."""
         table = self.table
         s = table.seats[seat]
         if s.user is None or self.match is None or self.match.hand is None:
@@ -417,6 +349,12 @@ class Renderer:
                         sena=t.gettext(SENA_NAMES[sv.sena]),
                     )
                 )
+        if table.status is TableStatus.CANCELLED:
+            lines.append(t.gettext(_("This table was cancelled.")))
+            return self._private(seat, lines, (), fresh)
+        if hand.over:
+            lines.append(t.gettext(_("Hand over.")))
+            return self._private(seat, lines, (), fresh)
         rows: list[tuple[Button, ...]] = []
         stamp = hand_stamp(table.hand_no)
         if (
@@ -432,9 +370,9 @@ class Renderer:
                 tuple(
                     Button(
                         ("✓ " if card_name(c) in picked else "") + card_label(c),
-                        make_token(table.id, stamp, f"pick{i}"),
+                        make_token(table.id, stamp, pick_code(c)),
                     )
-                    for i, c in enumerate(view.cards)
+                    for c in view.cards
                 )
             )
             if picked:
@@ -446,21 +384,37 @@ class Renderer:
                         ),
                     )
                 )
-        if view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4 and not hand.over:
+        rows.extend(self._picker(seat, t, hand))
+        if view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4:
             options = true_senas(view.cards)
             if options:
+                sstamp = sena_stamp(table.hand_no, len(hand.senas))
                 rows.append(
                     tuple(
                         Button(
                             t.format(N_("Seña: {sena}"), sena=t.gettext(SENA_NAMES[o])),
-                            make_token(table.id, stamp, f"sena_{o.value}"),
+                            make_token(table.id, sstamp, f"sena_{o.value}"),
                         )
                         for o in options[:3]
                     )
                 )
-        return OutMessage(
-            slot="hand", text="\n".join(lines), user=s.user, buttons=tuple(rows), fresh=fresh, table=table.id
-        )
+        return self._private(seat, lines, tuple(rows), fresh)
+
+    def _picker(self, seat: int, t: Translator, hand: Hand) -> list[tuple[Button, ...]]:
+        """Every legal bet amount, once the player on turn asked for "more…" (8 to a row)."""
+        stamp = turn_stamp(self.table.hand_no, len(hand.log))
+        if hand.turn != seat or self.table.seats[seat].picker != stamp:
+            return []
+        standing = hand.betting.proposal if hand.betting is not None else 0
+        buttons = []
+        for action in hand.legal_actions(seat):
+            code = action_code(action)
+            if code is None or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
+                continue
+            total = standing + action.amount if action.kind is ActionKind.SUBE else 0
+            label = str(action.amount) if not total else f"+{action.amount} → {total}"
+            buttons.append(Button(label, make_token(self.table.id, stamp, code)))
+        return [tuple(buttons[i : i + 8]) for i in range(0, len(buttons), 8)]
 
     def cards_alert(self, seat: int) -> str:
         """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""
@@ -492,38 +446,32 @@ class Renderer:
     # --- showdown and results ------------------------------------------------------------------------
 
     def showdown(self) -> OutMessage:
-        """The end of a hand: every hand (if shown), the count line by line, the new score and results."""
+        """The end of a hand: every hand (if shown), the count line by line with its reasons, the score."""
         match = self.match
         assert match is not None and match.hand is not None
         hand = match.hand
         t, table = self.t, self.table
+        view = hand.view_for(0)  # the hand is over: what is shown is public
         lines = [t.format(N_("🂡 Hand {n} · showdown"), n=table.hand_no)]
         if hand.shown:
             for seat in hand.speaking_order():
-                ev = evaluate(hand.hands[seat])
                 lines.append(
                     f"{seat_name(table, seat)}: {cards_label(hand.hands[seat])} "
-                    f"({self._hand_summary(t, hand.hands[seat])}; {ev.total})"
+                    f"({self._hand_summary(t, hand.hands[seat])})"
                 )
-        if hand.ordago is not None:
+        lines.extend(story.count_lines(t, table, view))
+        stopped = story.stopped_line(t, table, view)
+        if stopped is not None:
+            lines.append(stopped)
+        if hand.ordago is None:
             lines.append(
-                t.format(
-                    N_("ÓRDAGO in {lance}: {team} win the game!"),
-                    lance=t.gettext(LANCE_NAMES[hand.ordago.lance]),
-                    team=team_names(table, hand.ordago.team),
-                )
+                t.format(N_("Score: {a} – {b}"), a=self._score(hand.scores[0]), b=self._score(hand.scores[1]))
             )
-        for lance in Lance:
-            got = hand.points[lance]
-            for team in (0, 1):
-                if got[team]:
-                    lines.append(f"  {t.gettext(LANCE_NAMES[lance])} {got[team]} → {team_names(table, team)}")
-        lines.append(t.format(N_("Score: {a} – {b}"), a=hand.scores[0], b=hand.scores[1]))
         lines.extend(self.results_lines())
         return self._group("showdown", lines, (), True)
 
     def results_lines(self) -> list[str]:
-        """Game, vaca and match results of the hand that just ended."""
+        """Game, vaca and match results of the hand that just ended (and what to do once it is all over)."""
         match = self.match
         assert match is not None
         t, table = self.t, self.table
@@ -539,6 +487,8 @@ class Renderer:
             lines.append(
                 t.format(N_("🎉 {team} win the match!"), team=team_names(table, outcome.match_winner))
             )
+        if match.over:
+            lines.append(t.gettext(_("The match is over. Type /newgame for another one.")))
         return lines
 
     def notice(self, text: str, *, slot: str = "notice") -> OutMessage:
@@ -552,6 +502,18 @@ class Renderer:
             slot=slot,
             text="\n".join(lines),
             chat=self.table.chat,
+            buttons=rows,
+            fresh=fresh,
+            table=self.table.id,
+        )
+
+    def _private(
+        self, seat: int, lines: Sequence[str], rows: tuple[tuple[Button, ...], ...], fresh: bool
+    ) -> OutMessage:
+        return OutMessage(
+            slot="hand",
+            text="\n".join(lines),
+            user=self.table.seats[seat].user,
             buttons=rows,
             fresh=fresh,
             table=self.table.id,

@@ -42,7 +42,16 @@ from bot.store.ports import (
     VersionConflict,
 )
 from bot.store.prefs import PreferencesStore
-from bot.tokens import Token, TokenError, action_of_code, hand_stamp, lobby_stamp, parse_token
+from bot.tokens import (
+    Token,
+    TokenError,
+    action_of_code,
+    card_of_pick,
+    hand_stamp,
+    lobby_stamp,
+    parse_token,
+    sena_stamp,
+)
 from bot.views import Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
 from engine.match import Match
@@ -179,11 +188,11 @@ class Service:
         r = ctx.renderer()
         if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
             out.insert(0, r.lobby())  # a lobby that just closed is drawn once more, without its buttons
-        if table.status is TableStatus.CANCELLED and previous is not TableStatus.LOBBY:
-            out.append(r.notice(r.t.gettext(flow.CANCELLED)))
         match = ctx.match
-        if table.status in (TableStatus.PLAYING, TableStatus.FINISHED) and match is not None and match.hand:
-            if not match.hand.over:
+        # A cancelled game closes its table and every private hand (drawn once more, without buttons).
+        live = (TableStatus.PLAYING, TableStatus.FINISHED, TableStatus.CANCELLED)
+        if table.status in live and match is not None and match.hand:
+            if not match.hand.over or table.status is TableStatus.CANCELLED:
                 out.append(r.table_message(fresh=ctx.table_fresh))
             if ctx.render_hands and (ctx.hands_fresh or flow.private_signature(ctx) != ctx.private_before):
                 for seat in range(4):
@@ -486,12 +495,27 @@ class Service:
             if code == "cancel":
                 return flow.cancel(ctx, user)
             return flow.change_option(ctx, user, code)
+        if code == "more":
+            return flow.open_picker(ctx, user, token)
         turn_action = action_of_code(code)
         if turn_action is not None:
             flow.act(ctx, user, token, turn_action)
             return None
+        if code.startswith("sena_"):
+            # Stamped with the number of señas made: a doubled press (or an old copy) makes no second seña.
+            sena = flow.parse_sena(code)
+            ctx.require_match()
+            if sena is None or token.hand != table.hand_no:
+                raise Refusal(msg.STALE_BUTTON)
+            if token.stamp != sena_stamp(table.hand_no, len(ctx.match.hand.senas)):  # type: ignore[union-attr]
+                raise Refusal(msg.ALREADY_PLAYED)
+            return flow.make_sena(ctx, user, sena.value)
         # Buttons valid for the whole hand.
-        if token.stamp != hand_stamp(table.hand_no) or table.status is not TableStatus.PLAYING:
+        if token.stamp != hand_stamp(table.hand_no):
+            raise Refusal(msg.STALE_BUTTON)
+        if table.status is TableStatus.FINISHED:
+            raise Refusal(flow.MATCH_OVER)
+        if table.status is not TableStatus.PLAYING:
             raise Refusal(msg.STALE_BUTTON)
         if code == "cards":
             # Shown to the presser alone, as an alert: no new private message (one live hand message each).
@@ -500,15 +524,12 @@ class Service:
             ctx.render_hands = False
             ctx.alert = True
             return ctx.renderer().cards_alert(seat)
-        if code.startswith("pick"):
-            flow.pick(ctx, user, int(code[4:]))
+        card = card_of_pick(code)
+        if card is not None:
+            flow.pick(ctx, user, card)
             return None
         if code == "discard":
             return flow.confirm_discard(ctx, user)
-        if code.startswith("sena_"):
-            if flow.parse_sena(code) is None:
-                raise Refusal(msg.STALE_BUTTON)
-            return flow.make_sena(ctx, user, code.removeprefix("sena_"))
         if code.startswith("catch"):
             caught = flow.catch(ctx, user, int(code[5:]))
             ctx.alert = True

@@ -4,8 +4,9 @@ A token is ``{table}.{stamp}.{code}``:
 
 - ``table``: the table id (8 characters, ``[a-z0-9]``);
 - ``stamp``: what the button was drawn for, so that a stale button is recognised — ``L`` for the lobby,
-  ``{hand}`` for buttons valid the whole hand (cards, señas, catches), ``{hand}-{step}`` for turn actions
-  (valid only while no other action has been taken);
+  ``{hand}`` for buttons valid the whole hand (cards, discard picks, catches), ``{hand}-{step}`` for turn
+  actions (valid only while no other action has been taken) and for señas (``step`` counts the señas made
+  in the hand, so a doubled press makes one seña);
 - ``code``: the action (see :data:`CODE_RE`).
 
 Tokens are validated, never trusted: :func:`parse_token` accepts only this grammar and the service checks
@@ -18,6 +19,8 @@ import re
 from dataclasses import dataclass
 
 from engine.actions import Action, ActionKind
+from engine.cards import Card, card_name, parse_card
+from engine.errors import CardError
 
 MAX_TOKEN_BYTES = 64
 TABLE_ID_RE = re.compile(r"^[a-z0-9]{8}$")
@@ -29,8 +32,8 @@ _TOKEN_RE = re.compile(
 CODE_RE = re.compile(
     r"^(?:"
     r"seat[0-3]|leave|start|cancel|o_senas|o_target|o_mode|o_level"  # lobby
-    r"|mus|nomus|paso|quiero|noquiero|ordago|env\d{1,2}|sube\d{1,2}"  # turn actions
-    r"|pick[0-3]|discard"  # discard selection
+    r"|mus|nomus|paso|quiero|noquiero|ordago|env\d{1,2}|sube\d{1,2}|more"  # turn actions, amount picker
+    r"|pick_(?:1[0-2]|[1-7])[ocbe]|discard"  # discard selection: the card itself, never a position
     r"|sena_[a-z_]{4,16}|catch\d{1,2}|cards"  # señas, catches, own cards
     r")$"
 )
@@ -114,6 +117,27 @@ def parse_token(data: object) -> Token:
     if match is None or CODE_RE.fullmatch(match["code"]) is None:
         raise TokenError("not a token")
     return Token(match["table"], match["stamp"], match["code"])
+
+
+def pick_code(card: Card) -> str:
+    """The code of the button that toggles ``card`` for discarding (it names the card, so a button on an
+    older copy of the hand can never toggle another card)."""
+    return f"pick_{card_name(card)}"
+
+
+def card_of_pick(code: str) -> Card | None:
+    """The card a ``pick_…`` code names, or ``None``."""
+    if not code.startswith("pick_"):
+        return None
+    try:
+        return parse_card(code.removeprefix("pick_"))
+    except CardError:
+        return None
+
+
+def sena_stamp(hand_no: int, senas_made: int) -> str:
+    """Stamp of seña buttons: valid while the hand has ``senas_made`` señas (a doubled press is stale)."""
+    return f"{hand_no}-{senas_made}"
 
 
 def lobby_stamp() -> str:

@@ -158,7 +158,14 @@ class Harness:
         return [] if m is None else buttons_of([m])
 
     def token(self, table: str, slot: str, to: str, code: str) -> str:
-        """The token of the button with ``code`` in the latest ``slot`` message shown to ``to``."""
+        """The token of the button with ``code`` in the latest ``slot`` message shown to ``to``.
+
+        ``pickN`` stands for the N-th card's discard button (those buttons name their card: ``pick_12o``).
+        """
+        if code.startswith("pick") and code[4:].isdigit():
+            picks = [b.token for b in self.on_screen(table, slot, to) if code_of(b.token).startswith("pick_")]
+            if int(code[4:]) < len(picks):
+                return picks[int(code[4:])]
         for b in self.on_screen(table, slot, to):
             if code_of(b.token) == code:
                 return b.token

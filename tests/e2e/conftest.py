@@ -33,7 +33,7 @@ from bot.settings import Settings
 from bot.store.embedded import EmbeddedRedis
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
-from engine.cards import SUIT_SYMBOLS, Card
+from engine.cards import SUIT_SYMBOLS, Card, card_name
 from engine.hand import Phase
 from engine.match import Match
 from engine.state import restore_match
@@ -385,11 +385,15 @@ class Table:
 
     async def discard(self, seat: int, picks: list[int], *, untoggle: int | None = None) -> None:
         """``seat`` toggles cards on its private hand (one toggled twice if ``untoggle``), then confirms."""
-        table, _ = await self.state()
+        table, match = await self.state()
         user = self.players[seat]
+        assert match is not None and match.hand is not None
+        cards = list(match.hand.hands[seat])
         for index in [*picks, *([] if untoggle is None else [untoggle, untoggle])]:
-            message = await self._private_with(user, f"{self.table_id}.{table.hand_no}.pick{index}")
-            record = await self.press(user, message, f"{self.table_id}.{table.hand_no}.pick{index}")
+            # Pick buttons name their card (pick_12o), never a position.
+            data = f"{self.table_id}.{table.hand_no}.pick_{card_name(cards[index])}"
+            message = await self._private_with(user, data)
+            record = await self.press(user, message, data)
             assert record.answer is not None
         message = await self._private_with(user, f"{self.table_id}.{table.hand_no}.discard")
         await self.press(user, message, f"{self.table_id}.{table.hand_no}.discard")

@@ -46,7 +46,7 @@ from bot.store.memory import MemoryTableStore
 from bot.store.ports import StoreUnavailable
 from bot.tokens import parse_token
 from engine.actions import ActionKind
-from engine.cards import FULL_DECK
+from engine.cards import FULL_DECK, card_name
 from engine.hand import Phase
 
 ALREADY_TABLE = "There is already a table in this chat."
@@ -420,7 +420,7 @@ async def test_forged_and_malformed_tokens_are_no_longer_valid(h: Harness) -> No
         f"{tid}.L.",
         f"{tid}.x.paso",
         f"{tid}.{hand_no}.hack",
-        f"{tid}.{hand_no}.pick4",
+        f"{tid}.{hand_no}.pick_13o",
         f"{tid}.{hand_no}.sena_nonsense",
         f"{tid}.{hand_no}.o_level",
         f"{tid}.{hand_no}-0.seat0",  # a lobby code with a turn stamp
@@ -515,7 +515,9 @@ async def test_discards_are_picked_privately_queued_and_applied_in_speaking_orde
     assert not any(code_of(b.token).startswith("pick") for b in h.on_screen(tid, "table", GROUP.key))
     for user in players:  # each one gets its pick buttons, privately
         picks = [code_of(b.token) for b in h.on_screen(tid, "hand", user.key) if "pick" in b.token]
-        assert picks == ["pick0", "pick1", "pick2", "pick3"]
+        seat = state.table.seat_of(user.key)
+        # Each button names its card, so a button on an older copy can never toggle another card.
+        assert picks == [f"pick_{card_name(c)}" for c in state.match.hand.hands[seat]]
 
     start_cards = {s: list(state.match.hand.hands[s]) for s in range(4)}
     chosen = {}
@@ -555,7 +557,8 @@ async def test_discards_are_picked_privately_queued_and_applied_in_speaking_orde
 async def test_a_discard_cannot_be_confirmed_without_picks_or_outside_discards(h: Harness) -> None:
     tid = await started_pair(h)
     before = await snapshot(h, tid)
-    o = await h.press(ANE, f"{tid}.1.pick0")
+    state = await h.load(tid)
+    o = await h.press(ANE, f"{tid}.1.pick_{card_name(state.match.hand.hands[0][0])}")
     assert not o.ok and o.answer == "It is not the time to discard."
     o = await h.press(ANE, f"{tid}.1.discard")
     assert not o.ok and o.answer == "It is not the time to discard."
@@ -633,7 +636,7 @@ async def test_senas_off_refuses_sena_buttons(h: Harness) -> None:
     tid = await started_pair(h)
     assert not [b for b in h.on_screen(tid, "hand", ANE.key) if "sena_" in b.token]
     before = await snapshot(h, tid)
-    o = await h.press(ANE, f"{tid}.1.sena_dos_reyes")
+    o = await h.press(ANE, f"{tid}.1-0.sena_dos_reyes")
     assert not o.ok and o.answer == "Señas are off at this table."
     assert await snapshot(h, tid) == before
 
@@ -933,7 +936,10 @@ async def test_cancel_closes_the_table_for_the_creator_only(h: Harness) -> None:
     o = await h.service.cancel(GROUP, BRAIS)
     assert not o.ok and o.answer == ONLY_CREATOR
     o = h.record(await h.service.cancel(GROUP, ANE))
-    assert o.ok and "Table cancelled." in [m.text for m in o.messages]
+    # Said once (the answer), and every message of the table is closed: no live button anywhere.
+    assert o.ok and o.answer == "Table cancelled." and "Table cancelled." not in [m.text for m in o.messages]
+    assert {(m.slot, m.user) for m in o.messages} == {("table", None), ("hand", ANE.key), ("hand", BRAIS.key)}
+    assert all(m.buttons == () and "This table was cancelled." in m.text for m in o.messages)
     assert (await h.load(tid)).table.status is TableStatus.CANCELLED
     assert await h.tables.table_for_chat(GROUP.key) is None
     o = await h.service.cancel(GROUP, ANE)
@@ -949,7 +955,7 @@ def _random_tokens(
     codes = [
         "seat0", "seat3", "leave", "start", "cancel", "o_senas", "o_target", "o_mode", "o_level", "mus",
         "nomus", "paso", "quiero", "noquiero", "ordago", "env2", "env5", "env99", "sube2", "sube17",
-        "pick0", "pick3", "discard", "sena_dos_reyes", "sena_ciego", "sena_xxxx", "catch0", "catch9",
+        "pick_1o", "pick_12e", "discard", "sena_dos_reyes", "sena_ciego", "sena_xxxx", "catch0", "catch9",
         "catch99", "cards",
     ]  # fmt: skip
     alphabet = string.ascii_letters + string.digits + "._-|:/ \n\t\\\"'éñ⚡🂠"
