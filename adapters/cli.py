@@ -8,6 +8,23 @@ import sys
 from collections.abc import Sequence
 
 from adapters.console import app as console
+from bot.settings import Settings
+
+#: ``musbot play`` logs only warnings unless ``LOG_LEVEL`` is set: INFO lines would break up the table.
+PLAY_LOG_LEVEL = "WARNING"
+
+
+def configure_logging(level: str, fmt: str) -> None:
+    """Send log records at ``level`` or above to stderr; an unknown level name falls back to INFO, loudly.
+
+    ``force``: whatever configured the root logger first (an import, an embedding program) must not
+    silently win over ``LOG_LEVEL`` — that was why it once had no effect.
+    """
+    name = level.strip().upper()
+    known = isinstance(logging.getLevelName(name), int)
+    logging.basicConfig(level=name if known else logging.INFO, format=fmt, force=True)
+    if not known:
+        logging.getLogger(__name__).warning("unknown LOG_LEVEL %r: using INFO", level)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -18,12 +35,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.add_arguments(play)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    settings = Settings()
     if args.command == "play":
-        return console.run(args)
+        explicit = "log_level" in settings.model_fields_set  # from the environment or .env, not the default
+        configure_logging(
+            settings.log_level if explicit else PLAY_LOG_LEVEL, "%(levelname)s %(name)s: %(message)s"
+        )
+        return console.run(args, settings)
     from adapters.runner import run
 
-    return run()
+    return run(settings)
 
 
 if __name__ == "__main__":

@@ -40,12 +40,12 @@ async def serve(settings: Settings) -> int:
     return 0
 
 
-def run() -> int:
-    """Entry point of ``musbot run``."""
-    settings = Settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+def run(settings: Settings | None = None) -> int:
+    """Entry point of ``musbot run``: logging at ``LOG_LEVEL``, then the adapters until a signal."""
+    from adapters.cli import configure_logging  # the one place that turns LOG_LEVEL into handlers
+
+    settings = settings or Settings()
+    configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s")
     # httpx logs every request URL, which contains the bot token: keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     return asyncio.run(serve(settings))
