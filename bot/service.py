@@ -43,16 +43,18 @@ from bot.store.ports import (
 )
 from bot.store.prefs import PreferencesStore
 from bot.tokens import (
+    CHAT_SCOPE,
     Token,
     TokenError,
     action_of_code,
     card_of_pick,
     hand_stamp,
+    language_token,
     lobby_stamp,
     parse_token,
     sena_stamp,
 )
-from bot.views import Outcome, OutMessage
+from bot.views import Button, Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
 from engine.match import Match
 
@@ -466,13 +468,20 @@ class Service:
 
         return await self._mutate(table_id, user, step, render_unchanged=True)
 
-    async def press(self, user: UserRef, data: object) -> Outcome:
-        """A button press carrying ``data`` (a token). Anything forged or stale changes nothing."""
+    async def press(self, user: UserRef, data: object, chat: ChatRef | None = None) -> Outcome:
+        """A button press carrying ``data`` (a token), in ``chat`` when the platform says where.
+
+        Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
+        """
         lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
         try:
             token = parse_token(data)
         except TokenError:
             return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+        if token.table == CHAT_SCOPE:
+            if chat is None:
+                return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+            return await self.set_language(chat, user, token.code.removeprefix("lang_"))
         return await self._mutate(token.table, user, lambda ctx: self._dispatch(ctx, user, token))
 
     def _dispatch(self, ctx: TableContext, user: UserRef, token: Token) -> Answer:
@@ -572,12 +581,24 @@ class Service:
         return await self._mutate(table_id, user, lambda ctx: flow.cancel(ctx, user))
 
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
-        """``/language xx``: the chat's language (also the active table's)."""
+        """``/language xx``: the chat's language (also the active table's); without one, a picker."""
         requested = (code or "").strip().lower()[:8]
         if requested not in LANGUAGES:
-            lang = self._lang_for(user)
-            names = ", ".join(f"{c} ({LANGUAGE_NAMES[c]})" for c in LANGUAGES)
-            return Outcome(answer=self._say(lang, (UNKNOWN_LANGUAGE, {"languages": names})), ok=False)
+            lang = await self._chat_lang(chat, user)
+            t = translator(lang)
+            text = t.gettext(msg.CHOOSE_LANGUAGE)
+            if requested:
+                names = ", ".join(f"{c} ({LANGUAGE_NAMES[c]})" for c in LANGUAGES)
+                text = f"{t.format(UNKNOWN_LANGUAGE, languages=names)}\n{text}"
+            buttons = [Button(LANGUAGE_NAMES[c], language_token(c)) for c in LANGUAGES]
+            picker = OutMessage(
+                slot="language",
+                text=text,
+                chat=chat.key,
+                fresh=True,
+                buttons=(tuple(buttons[:3]), tuple(buttons[3:])),
+            )
+            return Outcome(messages=(picker,), ok=not requested)
         try:
             await self.deps.prefs.set_language(chat.key, requested)
             table_id = await self._chat_table(chat)

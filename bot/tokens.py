@@ -1,6 +1,7 @@
 """Action tokens: the compact strings carried by buttons (≤ 64 bytes, the strictest chat platform's limit).
 
-A token is ``{table}.{stamp}.{code}``:
+A token is ``{table}.{stamp}.{code}``, or ``-.C.lang_xx`` for the language picker (which acts on the chat
+where it is pressed, not on a table):
 
 - ``table``: the table id (8 characters, ``[a-z0-9]``);
 - ``stamp``: what the button was drawn for, so that a stale button is recognised — ``L`` for the lobby,
@@ -26,7 +27,10 @@ MAX_TOKEN_BYTES = 64
 TABLE_ID_RE = re.compile(r"^[a-z0-9]{8}$")
 _TOKEN_RE = re.compile(
     r"^(?P<table>[a-z0-9]{8})\.(?P<stamp>L|\d{1,5}|\d{1,5}-\d{1,4})\.(?P<code>[a-z0-9_]{1,24})$"
+    r"|^(?P<chat>-)\.C\.(?P<chat_code>lang_[a-z]{2})$"
 )
+#: The ``table`` of a chat-scoped token (the language picker): it acts on the chat it was pressed in.
+CHAT_SCOPE = "-"
 
 #: Every code: lobby (seat N, leave, start, cancel, option), turn actions, discards, señas, catches, cards.
 CODE_RE = re.compile(
@@ -88,7 +92,7 @@ class Token:
     @property
     def hand(self) -> int | None:
         """The hand number of a hand or turn stamp."""
-        if self.stamp == "L":
+        if self.stamp in ("L", "C"):
             return None
         return int(self.stamp.split("-")[0])
 
@@ -114,9 +118,20 @@ def parse_token(data: object) -> Token:
     if not isinstance(data, str) or len(data.encode("utf-8", "replace")) > MAX_TOKEN_BYTES:
         raise TokenError("not a token")
     match = _TOKEN_RE.fullmatch(data)
-    if match is None or CODE_RE.fullmatch(match["code"]) is None:
+    if match is None:
+        raise TokenError("not a token")
+    if match["chat"] is not None:
+        return Token(CHAT_SCOPE, "C", match["chat_code"])
+    if CODE_RE.fullmatch(match["code"]) is None:
         raise TokenError("not a token")
     return Token(match["table"], match["stamp"], match["code"])
+
+
+def language_token(lang: str) -> str:
+    """The token of a language picker button (chat-scoped: no table)."""
+    token = f"{CHAT_SCOPE}.C.lang_{lang}"
+    parse_token(token)
+    return token
 
 
 def pick_code(card: Card) -> str:

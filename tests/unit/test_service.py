@@ -922,13 +922,28 @@ async def test_language_switches_the_tables_texts(h: Harness) -> None:
     assert translator("eu").gettext("Team A") in basque_lobby
 
 
-async def test_an_unknown_language_is_answered_with_the_list(h: Harness) -> None:
+async def test_language_without_a_valid_code_offers_every_language_as_buttons(h: Harness) -> None:
     for code in ("xx", "", None, "english", "EU2"):
         o = await h.service.set_language(GROUP, ANE, code)
-        assert not o.ok and o.answer
-        for lang in LANGUAGES:
-            assert f"{lang} ({LANGUAGE_NAMES[lang]})" in o.answer
+        assert o.ok == (not code), code  # no argument is a question, not a mistake
+        (picker,) = o.messages
+        assert picker.chat == GROUP.key and picker.text.endswith("Choose the language of this chat:")
+        labels = [b.label for row in picker.buttons for b in row]
+        assert labels == [LANGUAGE_NAMES[c] for c in LANGUAGES]
+        if code:
+            for lang in LANGUAGES:
+                assert f"{lang} ({LANGUAGE_NAMES[lang]})" in picker.text
     assert await h.prefs.get_language(GROUP.key) == "en"
+    # Pressing one sets the language of the chat where it was pressed (and nothing without a chat).
+    token = next(b.token for row in picker.buttons for b in row if b.label == LANGUAGE_NAMES["eu"])
+    assert not (await h.service.press(ANE, token)).ok
+    assert await h.prefs.get_language(GROUP.key) == "en"
+    o = await h.service.press(ANE, token, GROUP)
+    assert o.ok and o.answer == translator("eu").format("Language set to {language}.", language="Euskara")
+    assert await h.prefs.get_language(GROUP.key) == "eu"
+    for forged in ("-.C.lang_zz", "-.C.lang_es2", "-.L.lang_es", "-.C.seat0"):
+        assert not (await h.service.press(ANE, forged, GROUP)).ok
+    assert await h.prefs.get_language(GROUP.key) == "eu"
 
 
 async def test_cancel_closes_the_table_for_the_creator_only(h: Harness) -> None:
