@@ -4,7 +4,12 @@ Each destination chat has a *lane*: a short queue of pending messages and one wo
 order, at most one call per ``min_interval`` seconds for that chat (Telegram: ~1 message per second per
 chat, edits included). Views of the same table and slot (``lobby``, ``table``, ``hand``) coalesce: a newer
 state replaces the pending one, so no queue of stale edits ever builds up. Other slots (showdowns, notices,
-rules…) are always sent, in order.
+rules…) are always sent, in order. Views with ``markdown`` go out as HTML (:mod:`.formatting`).
+
+A fresh message of a coalescing slot supersedes the one the slot showed until then (a new hand's table, new
+cards after the discards, a table posted again): the old message loses its buttons in the next call of the
+lane, so that a chat never shows two live keyboards for one slot — unless the cache of what each slot shows
+proves the old one had none.
 
 Failures: "message is not modified" is success; a message that was deleted is posted again; ``RetryAfter``
 waits, then sends the newest state; a user who blocked the bot (403) is marked unreachable and their private
@@ -20,11 +25,12 @@ import logging
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
+from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import telegram_id
 from adapters.telegram.surfaces import Surfaces
 from bot.store.ports import StoreUnavailable
@@ -42,6 +48,8 @@ _SHOWN_CAP = 50_000
 class _Pending:
     message: OutMessage
     attempts: int = 0
+    strip: int | None = None
+    """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
 
 
 @dataclass
@@ -64,6 +72,15 @@ def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
             if row
         ]
     )
+
+
+def text_of(message: OutMessage) -> tuple[str, str | None]:
+    """The text to send for a view and its ``parse_mode`` (HTML for Markdown views, none for plain text)."""
+    # Cut before converting: the visible text is never longer than the source, so it stays within the limit.
+    text = message.text[:MAX_TEXT]
+    if message.markdown:
+        text = markdown_to_html(text)
+    return (text or "…"), (PARSE_MODE if message.markdown else None)
 
 
 def destination(message: OutMessage) -> int | None:
@@ -112,6 +129,7 @@ class Sender:
             "not_modified": 0,
             "retry_after": 0,
             "blocked": 0,
+            "stripped": 0,
         }
 
     def deliver(self, messages: Sequence[OutMessage]) -> None:
@@ -132,19 +150,9 @@ class Sender:
     def _enqueue(lane: _Lane, message: OutMessage) -> None:
         if message.slot in COALESCING_SLOTS and not message.fresh:
             for pending in reversed(lane.pending):
-                same = pending.message.slot == message.slot and pending.message.table == message.table
-                if same:
+                if pending.strip is None and _same_slot(pending.message, message):
                     # Newest state wins; keep "post a new message" if the pending one asked for it.
-                    fresh = pending.message.fresh
-                    pending.message = OutMessage(
-                        slot=message.slot,
-                        text=message.text,
-                        chat=message.chat,
-                        user=message.user,
-                        buttons=message.buttons,
-                        fresh=fresh,
-                        table=message.table,
-                    )
+                    pending.message = replace(message, fresh=pending.message.fresh)
                     return
         lane.pending.append(_Pending(message))
 
@@ -179,15 +187,15 @@ class Sender:
 
     async def _attempt(self, lane: _Lane, item: _Pending) -> float | None:
         """Send one view; on a flood wait, put it back (unless newer state came) and return the wait."""
+        if item.strip is not None:
+            return await self._attempt_strip(lane, item)
         message = item.message
         try:
-            await self._send(lane.chat_id, message)
+            await self._send(lane, message)
         except RetryAfter as exc:
             self.stats["retry_after"] += 1
             item.attempts += 1
-            newer = any(
-                p.message.slot == message.slot and p.message.table == message.table for p in lane.pending
-            )
+            newer = any(p.strip is None and _same_slot(p.message, message) for p in lane.pending)
             # Put it back unless a newer state of the same slot is already waiting (latest state wins).
             coalescing = message.slot in COALESCING_SLOTS
             if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
@@ -211,23 +219,50 @@ class Sender:
             log.warning("telegram refused a view for chat %s: %s", lane.chat_id, exc)
         return None
 
+    async def _attempt_strip(self, lane: _Lane, item: _Pending) -> float | None:
+        """Remove the buttons of a superseded message; a message gone or already bare is fine as it is."""
+        assert item.strip is not None
+        try:
+            await self.bot.edit_message_reply_markup(chat_id=lane.chat_id, message_id=item.strip)
+            self.stats["stripped"] += 1
+        except RetryAfter as exc:
+            self.stats["retry_after"] += 1
+            item.attempts += 1
+            if item.attempts < self.max_attempts:
+                lane.pending.insert(0, item)
+            return _seconds(exc)
+        except BadRequest as exc:  # "not modified" (no buttons left), "not found" (deleted): nothing to do
+            log.info("buttons of message %s in chat %s stay: %s", item.strip, lane.chat_id, exc)
+        except TelegramError as exc:
+            log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
+        return None
+
     def _remember(self, key: tuple[int, str, str], content: tuple[str, object]) -> None:
         if len(self._shown) >= _SHOWN_CAP:
             self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
         self._shown[key] = content
 
-    async def _send(self, chat_id: int, message: OutMessage) -> None:
-        text = message.text[:MAX_TEXT] or "…"
+    async def _send(self, lane: _Lane, message: OutMessage) -> None:
+        chat_id = lane.chat_id
+        text, parse_mode = text_of(message)
         markup = markup_of(message)
         shown_key = (chat_id, message.table, message.slot)
         content = (text, message.buttons)
         if not message.fresh and self._shown.get(shown_key) == content:
             self.stats["skipped"] += 1
             return
-        known = None if message.fresh else await self.surfaces.get(message.table, chat_id, message.slot)
-        if known is not None:
+        slot_kept = bool(message.table) and message.slot in COALESCING_SLOTS
+        known = await self.surfaces.get(message.table, chat_id, message.slot) if slot_kept else None
+        superseded: int | None = None
+        if known is not None and message.fresh:
+            # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
+            shown = self._shown.get(shown_key)
+            superseded = known if shown is None or shown[1] else None
+        elif known is not None:
             try:
-                await self.bot.edit_message_text(text, chat_id=chat_id, message_id=known, reply_markup=markup)
+                await self.bot.edit_message_text(
+                    text, chat_id=chat_id, message_id=known, reply_markup=markup, parse_mode=parse_mode
+                )
                 self.stats["edit"] += 1
                 self._remember(shown_key, content)
                 return
@@ -240,11 +275,17 @@ class Sender:
                 if "not found" not in reason and "can't be edited" not in reason:
                     raise
                 await self.surfaces.forget(message.table, chat_id, message.slot)  # deleted: post it again
-        sent = await self.bot.send_message(chat_id, text, reply_markup=markup)
+        sent = await self.bot.send_message(chat_id, text, reply_markup=markup, parse_mode=parse_mode)
         self.stats["send"] += 1
-        if message.slot in COALESCING_SLOTS:
+        if slot_kept:
             self._remember(shown_key, content)
-        if message.table and message.slot in COALESCING_SLOTS:
             await self.surfaces.set(message.table, chat_id, message.slot, sent.message_id)
+        if superseded is not None and superseded != sent.message_id:
+            # The next call of this lane, paced like any other: the new message goes out first.
+            lane.pending.insert(0, _Pending(message, strip=superseded))
         if message.user is not None:
             await self.surfaces.set_reachable(chat_id, True)
+
+
+def _same_slot(a: OutMessage, b: OutMessage) -> bool:
+    return a.slot == b.slot and a.table == b.table
