@@ -1,8 +1,10 @@
 """Thin Telegram handlers: parse the update, call the service, answer the callback, hand views to the sender.
 
 No game logic lives here. The only Telegram-specific decision is reachability: a bot cannot write first to a
-user who never opened it, so a seat press (or "My cards") by such a user is answered with a deep link
-(``t.me/<bot>?start=<payload>``) that seats them (or sends their cards) when they open the bot.
+user who never opened it, so a seat press by such a user is answered with a deep link
+(``t.me/<bot>?start=<payload>``) that seats them when they open the bot, and ``/rules full`` asked in a group
+by such a user is answered there with a link that sends the rules when they open the bot. ("My cards" needs
+no link: its answer is an alert, which reaches anyone.)
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from adapters.telegram.surfaces import Surfaces
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
-from bot.model import TableStatus, UserRef
+from bot.model import ChatRef, TableStatus, UserRef
 from bot.service import Service
 from bot.store.ports import StoreUnavailable
 from bot.tokens import TokenError, parse_token
@@ -38,8 +40,12 @@ WELCOME = _(
     "Hi! I am a Mus bot. Add me to a group and type /newgame there to play with friends, "
     "or type /newgame here to play with a machine partner against two machines. /help lists the commands."
 )
+RULES_LINK = _("Open a private chat with me to read the full rules: {link}")
 _JOIN_RE = re.compile(r"^j(?P<table>[a-z0-9]{8})(?P<seat>[0-3])$")
 _CARDS_RE = re.compile(r"^h(?P<table>[a-z0-9]{8})$")
+#: ``/start rules``: the payload of the link that ``/rules full`` gives a user the bot cannot write to yet.
+RULES_PAYLOAD = "rules"
+_FULL_WORDS = ("full", "all", "completas", "osoak", "toutes", "todas")
 
 
 @dataclass
@@ -95,7 +101,7 @@ class TelegramHandlers:
     # --- commands ------------------------------------------------------------------------------------
 
     async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """``/start [payload]``: mark the user reachable; a deep link seats them or sends their cards."""
+        """``/start [payload]``: mark the user reachable; a deep link seats them, sends cards or the rules."""
         if update.effective_user is None or update.effective_chat is None:
             return
         user = user_ref(update.effective_user)
@@ -109,6 +115,11 @@ class TelegramHandlers:
         if (m := _CARDS_RE.match(payload)) is not None:
             outcome = await self.service.show_hand(user, m["table"])
             await self._reply(update, outcome)
+            return
+        if payload == RULES_PAYLOAD:
+            # The rules go to the user's private chat (its key is the user's: same Telegram id).
+            private = ChatRef(user.key, private=True, title=user.name)
+            await self._reply(update, await self.service.rules(private, user, full=True))
             return
         lang = normalize_language(user.lang)
         await update.effective_chat.send_message(translator(lang).gettext(WELCOME))
@@ -160,11 +171,21 @@ class TelegramHandlers:
         if update.effective_user is None or update.effective_chat is None:
             return
         args = context.args or []
-        full = bool(args) and args[0].lower() in ("full", "all", "completas", "osoak", "toutes", "todas")
-        outcome = await self.service.rules(
-            chat_ref(update.effective_chat), user_ref(update.effective_user), full
-        )
-        await self._reply(update, outcome)
+        full = bool(args) and args[0].lower() in _FULL_WORDS
+        chat, user = chat_ref(update.effective_chat), user_ref(update.effective_user)
+        if full and not chat.private:
+            reachable = True  # if the store cannot tell, try: a refused private message costs nothing
+            with contextlib.suppress(StoreUnavailable):
+                reachable = await self.surfaces.reachable(update.effective_user.id)
+            if not reachable:
+                # The bot cannot write first: a link that sends the rules once the user opens the bot.
+                text = translator(normalize_language(user.lang)).format(
+                    RULES_LINK, link=self.deep_link(RULES_PAYLOAD)
+                )
+                with contextlib.suppress(TelegramError):
+                    await update.effective_chat.send_message(text)
+                return
+        await self._reply(update, await self.service.rules(chat, user, full))
 
     async def language(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/language xx``: the chat's language."""
@@ -211,18 +232,16 @@ class TelegramHandlers:
             log.info("could not answer a callback query: %s", exc)
 
     async def _needs_private_chat(self, user: UserRef, user_id: int, data: str | None) -> str | None:
-        """A deep link for a seat or "My cards" press by someone the bot cannot write to yet."""
+        """A deep link for a seat press by someone the bot cannot write to yet (cards are dealt privately)."""
         try:
             token = parse_token(data)
         except TokenError:
             return None
-        seat_press = token.code.startswith("seat") and token.stamp == "L"
-        if not seat_press and token.code != "cards":
+        if not (token.code.startswith("seat") and token.stamp == "L"):
             return None
         try:
             if await self.surfaces.reachable(user_id):
                 return None
         except StoreUnavailable:
             return None
-        payload = f"j{token.table}{token.code[4:]}" if seat_press else f"h{token.table}"
-        return self.deep_link(payload)
+        return self.deep_link(f"j{token.table}{token.code[4:]}")
