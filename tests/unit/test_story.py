@@ -142,8 +142,8 @@ def test_the_count_explains_each_line_and_where_it_stopped_at_the_target() -> No
     assert "  CHICA: en paso 1 = 1 → Brais and 🤖 Nerea" in lines
     assert "  PARES: en paso + Ane par: 1 + 🤖 Iker par: 1 = 2 → Ane and 🤖 Iker" in lines
     assert (
-        "  JUEGO: en paso + 🤖 Nerea juego 31: 3 = 3 → Brais and 🤖 Nerea (not counted: the game was already won)"
-        in lines
+        "  JUEGO: en paso + 🤖 Nerea juego 31: 3 = 3 → Brais and 🤖 Nerea"
+        " (not counted: the game was already won)" in lines
     )
     assert "The count stopped at 40: Ane and 🤖 Iker won the game before the later lances." in lines
     assert "Score: 40 – 39" in lines
