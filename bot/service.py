@@ -56,6 +56,7 @@ from bot.tokens import (
 )
 from bot.views import Button, Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
+from engine.errors import MusError
 from engine.match import Match
 
 log = logging.getLogger(__name__)
@@ -261,6 +262,12 @@ class Service:
                         ok=False,
                         table=table_id,
                     )
+                except MusError as exc:
+                    # The engine refused what the flow let through (a check it alone makes): a clear answer,
+                    # nothing written, and this copy dropped (the flow may have touched it before the engine).
+                    log.info("engine refused a command on table %s: %s", table_id, exc)
+                    self._newest.pop(table_id, None)
+                    return Outcome(answer=self._say(lang, flow.NOT_NOW), ok=False, table=table_id)
                 if not ctx.changed:
                     self._keep(table_id, version, ctx)
                     if not verified and not await self._still_current(table_id, version):
@@ -520,10 +527,10 @@ class Service:
                 raise Refusal(msg.ALREADY_PLAYED)
             return flow.make_sena(ctx, user, sena.value)
         # Buttons valid for the whole hand.
-        if token.stamp != hand_stamp(table.hand_no):
-            raise Refusal(msg.STALE_BUTTON)
         if table.status is TableStatus.FINISHED:
             raise Refusal(flow.MATCH_OVER)
+        if token.stamp != hand_stamp(table.hand_no):
+            raise Refusal(msg.STALE_BUTTON)
         if table.status is not TableStatus.PLAYING:
             raise Refusal(msg.STALE_BUTTON)
         if code == "cards":
