@@ -24,6 +24,7 @@ from engine.cards import card_name
 from engine.hand import Phase
 
 PLAYERS = (ANE, BRAIS, CAMILLE, DANI)
+OVER = "This game is over. Type /newgame for another one."
 USERS = users_by_key(*PLAYERS)
 
 
@@ -190,4 +191,4 @@ async def test_presses_on_a_finished_match_point_to_newgame(h: Harness) -> None:
             "This game is over. Type /newgame for another one.",
             "Already played.",
         )
-    assert (await h.press(ANE, cards)).answer == "This game is over. Type /newgame for another one."
+    assert (await h.press(ANE, cards)).answer == OVER
