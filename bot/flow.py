@@ -45,6 +45,7 @@ NOTHING_PICKED = _("Choose at least one card to discard.")
 NOT_DISCARDING = _("It is not the time to discard.")
 SENAS_OFF = _("Señas are off at this table.")
 SENA_REFUSED = _("You cannot make that seña now.")
+CATCH_OWN = _("That is your own seña: only your rivals can catch it.")
 CATCH_PARTNER = _("That is your partner's seña: you see it anyway.")
 CATCH_LATE = _("Too late!")
 CATCH_DONE = _("You already caught it.")
@@ -419,6 +420,8 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
     if not 0 <= index < len(hand.senas):
         raise Refusal(CATCH_LATE)
     made = hand.senas[index]
+    if made.seat == seat:
+        raise Refusal(CATCH_OWN)
     if made.seat % 2 == seat % 2:
         raise Refusal(CATCH_PARTNER)
     try:
