@@ -600,6 +600,8 @@ async def test_a_sena_reaches_the_partner_and_flashes_for_the_rivals(h: Harness)
     before = await snapshot(h, tid)
     o = await h.press(partner, catch)
     assert (o.ok, o.answer) == (False, "That is your partner's seña: you see it anyway.")
+    o = await h.press(players[maker], catch)
+    assert (o.ok, o.answer) == (False, "That is your own seña: only your rivals can catch it.")
     assert await snapshot(h, tid) == before
 
     h.set_time(made_at + 1.5)  # inside the 3 s catch window
