@@ -35,10 +35,9 @@ from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
 from bot.model import ChatRef, TableOptions, TableStatus, UserRef
 from bot.settings import Settings
-from bot.tokens import TokenError, parse_token
+from bot.tokens import TokenError, card_of_pick, parse_token
 from bot.views import Button, Outcome, OutMessage
-from engine.cards import card_names
-from engine.state import restore_match
+from engine.cards import card_name
 
 _RULE = "─" * 60
 
@@ -213,29 +212,17 @@ class ConsoleTable:
         if state is None or seat is None:
             return set()
         names = set(state.seats[seat].discard_pick)
-        held: list[str] | None = None
         picked: set[str] = set()
         for b in cards:
-            code = code_of(b) or ""
-            if code.startswith("pick_"):  # the button names its card
-                name = code.removeprefix("pick_")
-            else:  # pickN: the N-th card of the hand as the table holds it now
-                if held is None:
-                    held = (
-                        []
-                        if state.match is None
-                        else card_names(restore_match(state.match).view_for(seat).cards)
-                    )
-                position = int(code.removeprefix("pick"))
-                name = held[position] if position < len(held) else ""
-            if name in names:
+            card = card_of_pick(code_of(b) or "")
+            if card is not None and card_name(card) in names:
                 picked.add(b.token)
         return picked
 
 
 def _is_card(button: Button) -> bool:
-    """Whether a button picks a card for the discard (``pick_…``, or ``pickN`` in older tokens)."""
-    return (code_of(button) or "").startswith("pick")
+    """Whether a button picks a card for the discard (its code names the card)."""
+    return card_of_pick(code_of(button) or "") is not None
 
 
 def _flow_for_terminal() -> FlowSettings:

@@ -29,7 +29,8 @@ from bot.i18n import translator
 from bot.i18n.rules import rules_sections, rules_summary
 from bot.model import TableState, TableStatus
 from bot.settings import Settings
-from engine.cards import Card, card_name
+from bot.tokens import card_of_pick
+from engine.cards import card_name
 from engine.hand import Phase
 from tests.service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of, users_by_key
 
@@ -302,16 +303,10 @@ async def discard_phase(h: Harness) -> str:
     return tid
 
 
-def card_buttons(table: console.ConsoleTable, cards: list[Card]) -> dict[int, str]:
+def card_buttons(table: console.ConsoleTable) -> dict[int, str]:
     """Choice number → the name of the card that button picks."""
-    names = {}
-    for i, b in enumerate(table.choices(), 1):
-        code = code_of(b.token)
-        if code.startswith("pick_"):
-            names[i] = code.removeprefix("pick_")
-        elif code.startswith("pick"):
-            names[i] = card_name(cards[int(code.removeprefix("pick"))])
-    return names
+    picks = {i: card_of_pick(code_of(b.token)) for i, b in enumerate(table.choices(), 1)}
+    return {i: card_name(card) for i, card in picks.items() if card is not None}
 
 
 async def test_d_picks_exactly_those_cards_and_confirms_in_one_line() -> None:
@@ -320,8 +315,7 @@ async def test_d_picks_exactly_those_cards_and_confirms_in_one_line() -> None:
     out = io.StringIO()
     table = console.ConsoleTable(SimpleNamespace(service=h.service), ANE, out=out)  # type: ignore[arg-type]
     table.latest = {"table": h.shown(tid, "table", GROUP.key), "hand": h.shown(tid, "hand", ANE.key)}
-    cards = list((await h.load(tid)).match.hand.hands[0])
-    names = card_buttons(table, cards)
+    names = card_buttons(table)
     assert sorted(names) == [1, 2, 3, 4]  # the four cards, and nothing else ("My cards" is hidden)
     await table.press(1)  # card 1 picked by hand first: "d 1 3" must not toggle it off
     await console._command(table, GROUP, "d 1 3", EN)
@@ -342,7 +336,7 @@ async def test_several_numbers_press_the_buttons_seen_in_turn_and_d_refuses_non_
     out = io.StringIO()
     table = console.ConsoleTable(SimpleNamespace(service=h.service), ANE, out=out)  # type: ignore[arg-type]
     table.latest = {"hand": h.shown(tid, "hand", ANE.key)}
-    names = card_buttons(table, list((await h.load(tid)).match.hand.hands[0]))
+    names = card_buttons(table)
     await console._command(table, GROUP, "2,4", EN)
     state = await h.load(tid)
     assert sorted(state.table.seats[0].discard_pick) == sorted([names[2], names[4]])
