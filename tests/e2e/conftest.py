@@ -233,6 +233,49 @@ def has_card_symbol(text: str) -> bool:
     return any(symbol in text for symbol in SUIT_SYMBOLS.values())
 
 
+def ever_data(message: StoredMessage) -> set[str]:
+    """The callback data of every button a message ever showed, in any version."""
+    return {
+        b["callback_data"]
+        for version in message.history
+        for row in (version.reply_markup or {}).get("inline_keyboard", [])
+        for b in row
+        if "callback_data" in b
+    }
+
+
+def slot_of(data: str) -> tuple[str, str]:
+    """The (table, slot) a button belongs to: ``lobby``, a private ``hand`` or the ``table``."""
+    parts = data.split(".")
+    if len(parts) != 3:
+        return "", "other"
+    table, stamp, code = parts
+    if stamp == "L":
+        return table, "lobby"
+    if code.startswith(("pick", "discard", "sena_")):
+        return table, "hand"
+    return table, "table"
+
+
+def live_keyboards(tg: FakeTelegram, chat: FakeChat | int) -> dict[tuple[str, str], list[StoredMessage]]:
+    """The bot's messages in ``chat`` that show buttons now, by the (table, slot) their buttons belong to."""
+    live: dict[tuple[str, str], list[StoredMessage]] = {}
+    for message in tg.bot_messages(chat):
+        for key in {slot_of(d) for _, d in message.buttons if d is not None}:
+            live.setdefault(key, []).append(message)
+    return live
+
+
+def assert_one_live_keyboard_per_slot(tg: FakeTelegram) -> int:
+    """In every chat at most one message per (table, slot) shows buttons; returns how many do."""
+    count = 0
+    for chat_id in list(tg.chats):
+        for key, messages in live_keyboards(tg, chat_id).items():
+            assert len(messages) == 1, f"{len(messages)} live keyboards for {key} in {chat_id}: {messages}"
+            count += 1
+    return count
+
+
 def version_texts(message: StoredMessage) -> Iterator[tuple[str, list[str]]]:
     """Every version of a message: its text and its buttons' labels."""
     for version in message.history:
@@ -314,9 +357,12 @@ class Table:
         return found
 
     def find_table_message(self, hand_no: int) -> StoredMessage | None:
-        """The table message of a hand, if it was delivered (exactly one may carry its "My cards")."""
+        """The table message of a hand, if it was delivered (exactly one ever carried its "My cards").
+
+        Every version counts: a superseded table message loses its buttons once the next one is posted.
+        """
         wanted = f"{self.table_id}.{hand_no}.cards"
-        found = [m for m in self.tg.bot_messages(self.chat) if wanted in [d for _, d in m.buttons]]
+        found = [m for m in self.tg.bot_messages(self.chat) if wanted in ever_data(m)]
         assert len(found) <= 1, f"{len(found)} table messages for hand {hand_no}: {found}"
         return found[0] if found else None
 
@@ -435,9 +481,19 @@ class Table:
             if hand.phase is Phase.DISCARD:
                 await self.discard(seat, [0])
                 continue
-            message = self.table_message(table.hand_no)
-            codes = [code_of(d) for _, d in message.buttons if "-" in stamp_of(d)]
-            assert codes, f"no turn buttons for seat {seat}: {message}"
+            # The stored state may be ahead of the screen (a deadline just moved the table): wait for the
+            # turn buttons of this very step, as a player waits for them to appear.
+            stamp = f"{table.hand_no}-{len(hand.log)}"
+
+            def turn_buttons(hand_no: int = table.hand_no, stamp: str = stamp) -> list[str]:
+                message = self.find_table_message(hand_no)
+                return (
+                    []
+                    if message is None
+                    else [code_of(d) for _, d in message.buttons if stamp_of(d) == stamp]
+                )
+
+            codes = await self.tg.wait_for(turn_buttons, timeout=5.0)
             code = (choose(table, match, seat, codes) if choose else None) or default_choice(codes)
             await self.press_code(self.players[seat], code, table.hand_no)
         raise AssertionError("the game did not reach the expected point in time")

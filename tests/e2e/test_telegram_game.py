@@ -37,6 +37,7 @@ from .conftest import (
     RunningBot,
     Table,
     assert_clean,
+    assert_one_live_keyboard_per_slot,
     code_of,
     has_card_symbol,
     labels,
@@ -228,7 +229,8 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
             assert hand.phase is Phase.DISCARD and state.seats[seat].discard_ready
     assert hand.phase is Phase.MUS and hand.mus_round == 1, hand.phase
     table_message = table.table_message(1)
-    discards = re.findall(r"(\w+) ↺(\d)", table_message.text)
+    discards_line = next(line for line in table_message.text.splitlines() if line.startswith("Discards:"))
+    discards = re.findall(r"(\w+) (\d)", discards_line)
     assert sorted(discards) == sorted((NAMES[(mano + o) % 4], "2" if o == 1 else "1") for o in range(4)), (
         table_message.text
     )
@@ -244,8 +246,8 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
     assert len(showdown_one) == 1
     assert raised, "nobody raised"
     table_one = table.table_message(1)
-    assert "✓ GRANDE: not wanted" in table_one.text and "Hand over" in table_one.text
-    assert table_one.buttons == [("🂠 My cards", f"{code}.1.cards")]
+    assert re.search(r"✓ GRANDE: .*refused", table_one.text) and "Hand over" in table_one.text, table_one.text
+    assert table_one.buttons == []  # hand 2's table superseded it: no live button left on it
 
     # Hand 2: no mus, órdago, wanted: the game is over.
     def hand_two(state: TableState, match: Match, seat: int, codes: list[str]) -> str | None:
@@ -263,15 +265,15 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
     showdown = [t for t in tg.group_texts(group) if t.startswith("🂡 Hand 2")]
     assert len(showdown) == 1
     team = f"{NAMES[winners]} and {NAMES[winners + 2]}"
-    assert f"ÓRDAGO in GRANDE: {team} win the game!" in showdown[0]
+    assert "GRANDE" in showdown[0], showdown[0]  # the órdago was in grande
     assert f"🏆 {team} win the game!" in showdown[0]
     for seat in range(4):  # the showdown shows every hand
         assert all(label in showdown[0] for label in _labels(match, seat))
-    assert "ÓRDAGO wanted!" in table.table_message(2).text
+    assert "ÓRDAGO" in table.table_message(2).text
 
     # One table message per hand, edited in place; at most three new group messages per hand.
-    tables = [m for m in tg.bot_messages(group) if m.text.startswith("🂠 Mus · single game")]
-    assert len(tables) == 2 and len(tables[0].history) > 10 and len(tables[1].history) >= 3, [
+    tables = [table.table_message(1), table.table_message(2)]
+    assert len(tables[0].history) > 10 and len(tables[1].history) >= 3, [
         len(m.history) for m in tables
     ]
     sends = new_group_messages(tg, group)
@@ -371,11 +373,12 @@ async def test_presses_that_change_nothing(tg: FakeTelegram, bot: RunningBot) ->
         assert record.answer.get("text"), (forged, record)  # type: ignore[union-attr]
     assert await stored_version(bot, code) == version + 1
 
-    # Finish hand 1: its table message keeps only "My cards", whose press is now stale.
+    # Finish hand 1: its table message loses its buttons; "My cards" pressed from an old client is stale.
     await table.play(until=lambda s, m: s.hand_no == 2)
     old_table = table.table_message(1)
+    assert old_table.buttons == []
     version = await stored_version(bot, code)
-    record = await table.press(table.players[0], old_table, f"{code}.1.cards")
+    record = await table.press(table.players[0], old_table, f"{code}.1.cards", check_button=False)
     assert record.answer["text"] == "That button is no longer valid."  # type: ignore[index]
     # A turn button of hand 1, pressed from an old version of its message.
     old_turn = [
@@ -500,6 +503,9 @@ async def test_solo_game_in_a_private_chat(tg: FakeTelegram, bot: RunningBot) ->
     assert table.hand_message(0, 2) is not None
     assert table.table_message(1) is tables[0] and len(tables[0].history) >= 2  # edited in place
     assert table.table_message(2).message_id > tables[0].message_id
+    # Every superseded table and hand message lost its buttons: one live keyboard per slot in the chat.
+    live = assert_one_live_keyboard_per_slot(tg)
+    assert live >= 1, tg.bot_messages(ane.id)
     assert audit_no_card_leaks(tg, table) > 0
     assert_clean(tg)
 
@@ -575,10 +581,9 @@ async def test_sena_and_the_catch(tg: FakeTelegram, bots: list[RunningBot]) -> N
 # ---------------------------------------------------------------------------------------------------------
 
 
-async def test_my_cards_deep_link_for_a_player_the_bot_cannot_write_to(
-    tg: FakeTelegram, bot: RunningBot
-) -> None:
-    """A player who blocked the bot does not break the table; "My cards" sends them back through the bot."""
+async def test_my_cards_for_a_player_the_bot_cannot_write_to(tg: FakeTelegram, bot: RunningBot) -> None:
+    """A player who blocked the bot does not break the table: "My cards" shows their cards in an alert, which
+    needs no private chat, and the group's invitation link sends their hand once they open the bot again."""
     table = await open_table(tg, bot)
     dani = table.players[3]
     tg.user_blocks_bot(dani)
@@ -591,24 +596,29 @@ async def test_my_cards_deep_link_for_a_player_the_bot_cannot_write_to(
     assert len(tg.private_texts(dani)) == sent_before  # nothing new reached Dani
     refused = tg.rejected()
     assert refused and all(c.chat_id == dani.id and c.status == 403 for c in refused), refused
-    assert table.table_message(3).text.startswith("🂠 Mus")
 
-    # Dani presses "My cards" on the table: the answer opens the bot, which then sends the hand.
+    # Dani presses "My cards" on the table: an alert with his cards, no link, no private message.
     on_screen = table.table_message(3)
     record = await table.press(dani, on_screen, f"{table.table_id}.3.cards")
-    link = DEEP_LINK.match((record.answer or {}).get("url") or "")
-    assert link is not None, record
+    answer = record.answer or {}
+    assert answer.get("url") is None and answer.get("show_alert") is True, record
+    _, match = await table.state()
+    assert str(answer.get("text", "")).startswith("Your cards: ")
+    assert all(label in answer["text"] for label in _labels(match, 3)), answer
+    assert len(tg.private_texts(dani)) == sent_before
+
+    # The group was told once, with a link (?start=h<table>) that sends the hand when Dani opens the bot.
+    links = [u for t in tg.group_texts(table.chat) for u in re.findall(r"https://\S+", t) if "Dani" in t]
+    assert len(links) == 1 and (link := DEEP_LINK.match(links[0])) is not None, links
+    assert link.group(1) == f"h{table.table_id}"
     before = len(tg.calls())
     tg.user_starts_bot(dani, link.group(1))
     await table.settle(before)
     hand = table.hand_message(3, 3)
     assert hand is not None
-    _, match = await table.state()
     assert all(label in hand.text for label in _labels(match, 3))
-    # Reachable again: the next press of "My cards" answers in the callback, no link.
-    record = await table.press(dani, on_screen, f"{table.table_id}.3.cards")
-    assert (record.answer or {}).get("url") is None and record.answer.get("text")  # type: ignore[union-attr]
     assert audit_no_card_leaks(tg, table) > 0
+    assert_one_live_keyboard_per_slot(tg)
     assert_clean(tg, allowed=lambda c: c.chat_id == dani.id and c.status == 403)
 
 
@@ -663,7 +673,7 @@ async def test_a_deleted_table_message_is_posted_again(tg: FakeTelegram, bot: Ru
     assert reposted.message_id != deleted.message_id and not reposted.deleted
     _, match = await table.state()
     assert hand_of(match).phase is Phase.MUS and hand_of(match).mus_round == 1
-    assert "↺1" in reposted.text
+    assert "Discards: " in reposted.text
     # Its buttons work, and later states edit the new message in place.
     seat = hand_of(match).turn
     versions = len(reposted.history)
@@ -954,16 +964,33 @@ async def test_a_player_who_does_not_answer_is_replaced_by_the_machine(
         assert f"🤖 A machine keeps {name}'s seat until they play again." in texts
     state, _ = await table.state()
     assert all(state.seats[s].autopilot for s in (0, 1))
-    # Ane comes back: "My cards" gives her the seat back (and her cards, privately).
-    for _attempt in range(3):  # the hand may end between reading it and pressing
+    # Ane comes back: "My cards" gives her the seat back, and her cards in an alert (no private message).
+    alerts = []
+    for _attempt in range(8):  # the hand may end between reading it and pressing
         state, _ = await table.state()
         hand_no = state.hand_no
         on_screen = await tg.wait_for(lambda n=hand_no: table.find_table_message(n), timeout=3.0)  # type: ignore[misc]
-        record = await table.press(table.players[0], on_screen, f"{table.table_id}.{hand_no}.cards")
-        if record.answer["text"] == "Your cards are in your private chat with the bot.":  # type: ignore[index]
+        record = await table.press(
+            table.players[0], on_screen, f"{table.table_id}.{hand_no}.cards", check_button=False
+        )
+        answer = record.answer or {}
+        if str(answer.get("text", "")).startswith("Your cards: "):
+            alerts.append((hand_no, record))
+        if len(alerts) == 5:
             break
-    else:
-        raise AssertionError(record)
+    assert len(alerts) == 5, alerts
+    for hand_no, record in alerts:
+        answer = record.answer or {}
+        assert answer["show_alert"] is True and len(answer["text"]) <= 200, answer
+        shown = set(re.findall(r"\S+", answer["text"].removeprefix("Your cards: ").split(" → ")[0]))
+        assert len(shown) == 4 and shown <= table.seen[hand_no][0], (answer, table.seen[hand_no][0])
+        # No private message for that hand after the press (a new deal's hand is another matter).
+        sent = [
+            c.params["text"]
+            for c in tg.calls("sendMessage", table.players[0].id)
+            if c.time >= record.created and c.params["text"].splitlines()[0].endswith(f" {hand_no}")
+        ]
+        assert sent == [], sent
     state, _ = await table.state()
     assert not state.seats[0].autopilot and state.seats[1].autopilot
     assert audit_no_card_leaks(tg, table) > 0
@@ -992,18 +1019,63 @@ async def test_cancel_closes_the_table_and_its_buttons(tg: FakeTelegram, bot: Ru
 
 
 async def test_other_commands_in_every_language(tg: FakeTelegram, bot: RunningBot) -> None:
-    """/help, /rules, /rules full, /stats and /language answer within Telegram's limits in each language."""
+    """/help, /rules, /stats and /language answer within Telegram's limits in each language; /rules full goes
+    to the asker's private chat, section by section, in HTML with no Markdown marker left."""
     group = tg.add_group("Mus")
     ane = tg.add_user("Ane", language_code="en")
+    tg.user_starts_bot(ane)
     table = Table(tg, bot, group, players={0: ane})
+    await table.settle()
     await table.command(ane, "/language xx")
     assert "es (" in tg.group_texts(group)[-1] and "eu (" in tg.group_texts(group)[-1]
     for lang in LANGUAGES:
-        before = len(tg.bot_messages(group))
+        before, privately = len(tg.bot_messages(group)), len(tg.bot_messages(ane.id))
         await table.command(ane, f"/language {lang}")
         for text in ("/help", "/rules", "/rules full", "/stats", "/leaderboard", "/leaderboard global"):
             await table.command(ane, text)
         new = tg.bot_messages(group)[before:]
-        assert len(new) >= 8, (lang, new)
+        assert len(new) >= 7, (lang, new)
         assert all(0 < len(m.text) <= 4096 for m in new)
+        assert new[-4].text == "📖 I sent you the full rules in our private chat.", new  # in Ane's language
+        sections = tg.bot_messages(ane.id)[privately:]
+        assert len(sections) >= 3, (lang, sections)
+        for m in sections:
+            assert 0 < len(m.text) <= 4096
+            # The heading is bold: an entity at offset 0, not asterisks.
+            assert any(e["type"] == "bold" and e["offset"] == 0 for e in m.entities), m
+    summary = [m for m in tg.bot_messages(group) if any(e["type"] == "bold" for e in m.entities)]
+    assert len(summary) == len(LANGUAGES)  # one /rules summary per language, with bold words
+    sent = [c for c in tg.calls("sendMessage") if c.ok and c.params.get("parse_mode") == "HTML"]
+    assert len(sent) >= 4 * len(LANGUAGES)
+    for chat_id in (group.id, ane.id):
+        for m in tg.messages_in(chat_id, from_bot=True):
+            assert "**" not in m.text and "<b>" not in m.text, m
+    assert_clean(tg)
+
+
+async def test_full_rules_for_someone_the_bot_cannot_write_to(tg: FakeTelegram, bot: RunningBot) -> None:
+    """/rules full in a group by someone who never opened the bot: a ?start=rules link in the group (no
+    attempt to write first); following it sends the full rules privately. In a private chat: no answer."""
+    group = tg.add_group("Mus")
+    zuri = tg.add_user("Zuri", language_code="en")
+    table = Table(tg, bot, group, players={0: zuri})
+    await table.command(zuri, "/rules full")
+    (answer,) = tg.bot_messages(group)
+    links = re.findall(r"https://\S+", answer.text)
+    assert len(links) == 1 and DEEP_LINK.match(links[0]) and links[0].endswith("?start=rules"), answer
+    assert tg.calls("sendMessage", zuri.id) == []  # the bot did not try to write first
+    before = len(tg.calls())
+    tg.user_starts_bot(zuri, "rules")
+    await table.settle(before)
+    sections = tg.bot_messages(zuri.id)
+    assert len(sections) >= 3 and all(m.entities for m in sections), sections
+    assert all("**" not in m.text for m in sections)
+    assert tg.bot_messages(group) == [answer]  # nothing more in the group
+    # Now reachable: /rules full in the group sends them again privately, with a one-line answer there.
+    await table.command(zuri, "/rules full")
+    assert tg.group_texts(group)[-1] == "📖 I sent you the full rules in our private chat."
+    assert len(tg.bot_messages(zuri.id)) == 2 * len(sections)
+    # In the private chat itself: the sections, no answer.
+    await table.command(zuri, "/rules full", tg.private_chat(zuri))
+    assert len(tg.bot_messages(zuri.id)) == 3 * len(sections)
     assert_clean(tg)
