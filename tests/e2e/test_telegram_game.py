@@ -273,9 +273,7 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
 
     # One table message per hand, edited in place; at most three new group messages per hand.
     tables = [table.table_message(1), table.table_message(2)]
-    assert len(tables[0].history) > 10 and len(tables[1].history) >= 3, [
-        len(m.history) for m in tables
-    ]
+    assert len(tables[0].history) > 10 and len(tables[1].history) >= 3, [len(m.history) for m in tables]
     sends = new_group_messages(tg, group)
     game_sends = [c for c in sends if c.seq > lobby_seq(tg, group)]
     assert len(game_sends) <= 3 * state.hand_no, game_sends
@@ -609,8 +607,9 @@ async def test_my_cards_for_a_player_the_bot_cannot_write_to(tg: FakeTelegram, b
 
     # The group was told once, with a link (?start=h<table>) that sends the hand when Dani opens the bot.
     links = [u for t in tg.group_texts(table.chat) for u in re.findall(r"https://\S+", t) if "Dani" in t]
-    assert len(links) == 1 and (link := DEEP_LINK.match(links[0])) is not None, links
-    assert link.group(1) == f"h{table.table_id}"
+    assert len(links) == 1, links
+    link = DEEP_LINK.match(links[0])
+    assert link is not None and link.group(1) == f"h{table.table_id}", links
     before = len(tg.calls())
     tg.user_starts_bot(dani, link.group(1))
     await table.settle(before)
