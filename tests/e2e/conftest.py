@@ -357,14 +357,14 @@ class Table:
         return found
 
     def find_table_message(self, hand_no: int) -> StoredMessage | None:
-        """The table message of a hand, if it was delivered (exactly one ever carried its "My cards").
+        """The table message of a hand, if it was delivered: the newest that ever carried its "My cards".
 
-        Every version counts: a superseded table message loses its buttons once the next one is posted.
+        Every version counts: a superseded table message loses its buttons once the next one is posted. A
+        hand has more than one only when its table was posted again (``/newgame`` while it runs).
         """
         wanted = f"{self.table_id}.{hand_no}.cards"
         found = [m for m in self.tg.bot_messages(self.chat) if wanted in ever_data(m)]
-        assert len(found) <= 1, f"{len(found)} table messages for hand {hand_no}: {found}"
-        return found[0] if found else None
+        return found[-1] if found else None
 
     def hand_message(self, seat: int, hand_no: int) -> StoredMessage | None:
         """The latest private message with ``seat``'s cards of hand ``hand_no`` ("Game at Mus, hand 3")."""

@@ -39,6 +39,7 @@ from .conftest import (
     assert_clean,
     assert_one_live_keyboard_per_slot,
     code_of,
+    ever_data,
     has_card_symbol,
     labels,
     memory_service,
@@ -273,6 +274,8 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
 
     # One table message per hand, edited in place; at most three new group messages per hand.
     tables = [table.table_message(1), table.table_message(2)]
+    for n in (1, 2):
+        assert len([m for m in tg.bot_messages(group) if f"{code}.{n}.cards" in ever_data(m)]) == 1
     assert len(tables[0].history) > 10 and len(tables[1].history) >= 3, [len(m.history) for m in tables]
     sends = new_group_messages(tg, group)
     game_sends = [c for c in sends if c.seq > lobby_seq(tg, group)]
@@ -992,6 +995,63 @@ async def test_a_player_who_does_not_answer_is_replaced_by_the_machine(
         assert sent == [], sent
     state, _ = await table.state()
     assert not state.seats[0].autopilot and state.seats[1].autopilot
+    assert audit_no_card_leaks(tg, table) > 0
+    assert_clean(tg)
+
+
+async def test_superseded_messages_keep_no_live_buttons(tg: FakeTelegram, bot: RunningBot) -> None:
+    """Issue 9: old table and hand messages kept live buttons. Whenever a new message takes over a slot (a new
+    hand's table, new cards after the discards, /newgame posting the running table again, the hand sent again
+    through a deep link), the old one loses its keyboard: every chat shows at most one per table and slot."""
+    table = await open_table(tg, bot)
+    code = table.table_id
+
+    def mus_first(state: TableState, match: Match, seat: int, codes: list[str]) -> str | None:
+        hand = hand_of(match)
+        return "mus" if hand.phase is Phase.MUS and hand.mus_round == 0 and "mus" in codes else None
+
+    # Hand 1 with discards (new private hands), then hand 2 dealt (a new table and new private hands).
+    await table.play(mus_first, until=lambda s, m: s.hand_no >= 2)
+    assert table.table_message(1).buttons == []
+    for seat, user in table.players.items():
+        hands_one = [m for m in tg.bot_messages(user.id) if m.text.splitlines()[0].endswith(" 1")]
+        assert len(hands_one) >= 2, hands_one  # the deal, and the cards after the discards
+        assert all(m.buttons == [] for m in hands_one), (seat, hands_one)
+    assert_one_live_keyboard_per_slot(tg)
+
+    # /newgame while the table runs: the table is posted again; the copy above it goes quiet.
+    before = table.table_message(2)
+    assert before.buttons
+    await table.command(table.players[1], "/newgame")
+    after = table.table_message(2)
+    assert after is not before and after.message_id > before.message_id
+    assert before.buttons == [] and f"{code}.2.cards" in [d for _, d in after.buttons]
+    assert_one_live_keyboard_per_slot(tg)
+
+    # The hand sent again through a deep link (/start h<table>): the older copy goes quiet.
+    brais = table.players[1]
+    old_hand = table.hand_message(1, 2)
+    assert old_hand is not None
+    call = len(tg.calls())
+    tg.user_starts_bot(brais, f"h{code}")
+    await table.settle(call)
+    new_hand = table.hand_message(1, 2)
+    assert new_hand is not None and new_hand is not old_hand
+    assert_one_live_keyboard_per_slot(tg)
+
+    # Two more hands; then every superseded table and hand message, in every chat, has no buttons.
+    await table.play(mus_first, until=lambda s, m: s.hand_no >= 4 or s.status is not TableStatus.PLAYING)
+    live = assert_one_live_keyboard_per_slot(tg)
+    assert live >= 1
+    group_tables = [m for m in tg.bot_messages(table.chat) if any(".cards" in d for d in ever_data(m))]
+    assert len(group_tables) >= 4 and all(m.buttons == [] for m in group_tables[:-1]), group_tables
+    for user in table.players.values():
+        hands = [m for m in tg.bot_messages(user.id) if has_card_symbol(m.text) and ever_data(m)]
+        assert all(m.buttons == [] for m in hands[:-1]), hands
+    # Nothing was stripped in vain (a message already without buttons is left alone: no "not modified").
+    stripped = tg.calls("editMessageReplyMarkup")
+    assert stripped and all(c.ok for c in stripped), stripped
+    assert bot.sender.stats["stripped"] == len(stripped)
     assert audit_no_card_leaks(tg, table) > 0
     assert_clean(tg)
 
