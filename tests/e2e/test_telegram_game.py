@@ -1057,15 +1057,36 @@ async def test_superseded_messages_keep_no_live_buttons(tg: FakeTelegram, bot: R
 
 
 async def test_cancel_closes_the_table_and_its_buttons(tg: FakeTelegram, bot: RunningBot) -> None:
+    """/cancel mid-game (issue 9: "Table cancelled" came twice, and old buttons stayed live): one notice, and
+    no message of the table — lobby, table, private hands — keeps a button."""
     table = await open_table(tg, bot)
+    # Into the discards: the private hands show card buttons too.
+    await table.play(lambda s, m, seat, codes: "mus", until=lambda s, m: hand_of(m).phase is Phase.DISCARD)
+    await table.discard(0, [0])
     on_screen = table.table_message(1)
     buttons = [d for _, d in on_screen.buttons]
+    hands = {seat: table.hand_message(seat, 1) for seat in table.players}
+    assert all(m is not None and m.buttons for m in hands.values()), hands
+    private_buttons = {seat: [d for _, d in m.buttons] for seat, m in hands.items() if m is not None}
     await table.command(table.players[1], "/cancel")
     assert tg.group_texts(table.chat)[-1] == "Only the player who created the table can do that."
     await table.command(table.players[0], "/cancel")
-    assert "Table cancelled." in tg.group_texts(table.chat)
     state, _ = await table.state()
     assert state.status is TableStatus.CANCELLED
+    notices = [m.text for m in tg.bot_messages(table.chat) if not ever_data(m) and "cancel" in m.text.lower()]
+    assert notices == ["Table cancelled."], notices
+    for chat_id in (table.chat.id, *(u.id for u in table.players.values())):
+        live = [m for m in tg.bot_messages(chat_id) if any(table.table_id in (d or "") for _, d in m.buttons)]
+        assert live == [], (chat_id, live)
+    # Private buttons pressed from a client that did not refresh change nothing either.
+    version = await stored_version(bot, table.table_id)
+    for seat, datas in private_buttons.items():
+        message = hands[seat]
+        assert message is not None
+        for data in datas[:2]:
+            record = await table.press(table.players[seat], message, data, check_button=False)  # type: ignore[arg-type]
+            assert (record.answer or {}).get("text"), (data, record)
+    assert await stored_version(bot, table.table_id) == version
     version = await stored_version(bot, table.table_id)
     for data in buttons:
         record = await table.press(table.players[0], on_screen, data, check_button=False)
