@@ -1,6 +1,6 @@
 """Telegram adapter benchmark: a 4-human group game through the real Application; prints figures only.
 
-    python bench/telegram.py [--hands N] [--paced-hands N] [--seed N]
+    python bench/telegram.py [--hands N] [--paced-hands N] [--solo-hands N] [--seed N]
 
 The production ``Application`` (``adapters.telegram.app.build_application``: handlers, latest-state-wins
 sender, deep links, deadline loop) runs with long polling against the fake Bot API server of the end-to-end
@@ -9,18 +9,21 @@ on a ``Service`` with in-process stores. Four fake users open the bot, take the 
 ``/newgame`` and play by pressing the buttons the fake server shows them (a seeded mix of mus, discards
 chosen by toggling cards, paso, envidos, quiero/no quiero and the odd órdago).
 
-Two phases:
+Three phases:
 
 1. **Throughput** (``--hands``, default 20): no pacing (``min_interval=0``), no rate limiter, so that every
-   figure is the bot's own work. Printed: Bot API calls per hand by kind (group sends, group edits, private
-   sends, private edits, callback answers) and the processing latency per update — from the moment the fake
-   server queues the update (a button press) to the end of the last API call it caused (callback answer,
-   edits, sends), p50/p99/max. Each press waits for the previous one to be fully delivered, so every call
-   after a press belongs to it.
+   figure is the bot's own work. Printed first, plainly: group messages, group edits (keyboards of
+   superseded messages removed included) and private messages per hand; then Bot API calls per hand by
+   kind and the processing latency per update — from the moment the fake server queues the update (a
+   button press) to the end of the last API call it caused (callback answer, edits, sends), p50/p99/max.
+   Each press waits for the previous one to be fully delivered, so every call after a press belongs to it.
 2. **Pacing** (``--paced-hands``, default 1): production delivery (``min_interval=1.0`` per chat and PTB's
    ``AIORateLimiter``), players pressing as soon as the buttons they need are on their screen. Printed: the
    most calls any one chat received within one second (sliding window, as the fake server timed them) and the
    shortest gap between two calls to the same chat.
+
+3. **Solo** (``--solo-hands``, default 5): ``/newgame`` in a private chat, Start, one person against the
+   machines. Printed: private messages, edits and removed keyboards per hand.
 
 Targets: <= 3 new group messages per hand, never more than one call (edits included) per second per chat,
 p99 <= 50 ms of processing per update.
@@ -216,12 +219,21 @@ class Players:
         for seat, user in self.users.items():
             if table.seats[seat].discard_ready or len(hand.hands[seat]) < 4:
                 continue
-            picks = self.rng.sample(range(4), self.rng.choice((1, 1, 2)))
-            for index in picks:
-                data = f"{self.table_id}.{hand_no}.pick{index}"
+            confirm = f"{self.table_id}.{hand_no}.discard"
+            prefix = f"{self.table_id}.{hand_no}.pick"
+
+            def picks(chat: int = user.id, prefix: str = prefix) -> list[str]:
+                for message in reversed(self.tg.bot_messages(chat)):
+                    found = [d for _, d in message.buttons if d is not None and d.startswith(prefix)]
+                    if found:
+                        return found
+                return []
+
+            # Pick buttons name their card (``pick_12o``): choose among those drawn on the hand.
+            cards = await self.tg.wait_for(picks, timeout=30.0)
+            for data in self.rng.sample(cards, self.rng.choice((1, 1, 2))):
                 await self.press(user, await self.on_screen(user.id, data), data, measure=measure)
-            data = f"{self.table_id}.{hand_no}.discard"
-            await self.press(user, await self.on_screen(user.id, data), data, measure=measure)
+            await self.press(user, await self.on_screen(user.id, confirm), confirm, measure=measure)
 
     async def play_hands(self, hands: int, *, measure: bool) -> int:
         """Play until ``hands`` more hands have been dealt (or the match is over); the hands played."""
@@ -273,7 +285,28 @@ async def open_table(tg: FakeTelegram, bot: Bot, seed: int) -> Players:
     return players
 
 
+async def open_solo(tg: FakeTelegram, bot: Bot, seed: int) -> Players:
+    """``/newgame`` in a private chat: the solo options, then Start (one person, three machines)."""
+    user = tg.add_user(NAMES[0], language_code="en")
+    chat = tg.private_chat(user)
+    players = Players(tg, bot, chat, {0: user}, random.Random(seed))
+    tg.user_sends(user, None, "/newgame")
+    lobby = await tg.wait_for(
+        lambda: next(
+            (m for m in tg.bot_messages(chat) if any(".L.start" in (d or "") for _, d in m.buttons)), None
+        ),
+        timeout=30.0,
+    )
+    players.table_id = (lobby.buttons[0][1] or "").split(".")[0]
+    await players.press(user, lobby, f"{players.table_id}.L.start", measure=False)
+    await tg.wait_for(lambda: players.find(chat.id, f"{players.table_id}.1.cards"), timeout=30.0)
+    return players
+
+
 # --- figures -----------------------------------------------------------------------------------------
+
+
+_KINDS = {"sendMessage": "sends", "editMessageText": "edits", "editMessageReplyMarkup": "keyboard removals"}
 
 
 def classify(call: Call, group_ids: set[int]) -> str | None:
@@ -281,11 +314,41 @@ def classify(call: Call, group_ids: set[int]) -> str | None:
         return None
     if call.method == "answerCallbackQuery":
         return "callback answers"
-    if call.method not in ("sendMessage", "editMessageText"):
+    if call.method not in _KINDS:
         return None
     where = "group" if call.chat_id in group_ids else "private"
-    kind = "sends" if call.method == "sendMessage" else "edits"
-    return f"{where} {kind}"
+    return f"{where} {_KINDS[call.method]}"
+
+
+def print_per_hand(counts: Counter[str], played: int) -> None:
+    """The three figures that matter first, plainly; then every kind of call."""
+    group_edits = counts["group edits"] + counts["group keyboard removals"]
+    private = counts["private sends"]
+    print(f"  group messages per hand:   {counts['group sends'] / played:6.2f}")
+    print(
+        f"  group edits per hand:      {group_edits / played:6.2f}   "
+        f"({counts['group edits'] / played:.2f} texts, {counts['group keyboard removals'] / played:.2f} "
+        "keyboards of superseded messages removed)"
+    )
+    print(f"  private messages per hand: {private / played:6.2f}")
+    print("  Bot API calls per hand:")
+    for kind in (
+        "group sends",
+        "group edits",
+        "group keyboard removals",
+        "private sends",
+        "private edits",
+        "private keyboard removals",
+        "callback answers",
+    ):
+        note = (
+            f"   (target <= {TARGET_GROUP_SENDS_PER_HAND} new group messages per hand)"
+            if kind == "group sends"
+            else ""
+        )
+        print(f"    {kind:<25} {counts[kind] / played:6.2f}{note}")
+    total = sum(counts.values())
+    print(f"    {'total':<25} {total / played:6.2f}   ({total} calls)")
 
 
 def per_chat_rates(calls: list[Call]) -> tuple[int, float, int]:
@@ -342,16 +405,7 @@ async def throughput(hands: int, seed: int) -> None:
         )
         shown = ", ".join(f"{text!r} x{n}" for text, n in answers.most_common())
         print(f"  callback answers with a text (lobby included): {shown or 'none'}")
-        print("  Bot API calls per hand:")
-        for kind in ("group sends", "group edits", "private sends", "private edits", "callback answers"):
-            note = (
-                f"   (target <= {TARGET_GROUP_SENDS_PER_HAND} new group messages per hand)"
-                if kind == "group sends"
-                else ""
-            )
-            print(f"    {kind:<17} {counts[kind] / played:6.2f}{note}")
-        total = sum(counts.values())
-        print(f"    {'total':<17} {total / played:6.2f}   ({total} calls)")
+        print_per_hand(counts, played)
         print("  processing per update (fake server queues the press -> end of the last API call it caused):")
         print(
             f"    p50 {percentile(latencies, 0.5):.1f} ms · p99 {percentile(latencies, 0.99):.1f} ms · "
@@ -366,6 +420,36 @@ async def throughput(hands: int, seed: int) -> None:
         )
         for call in rejected[:5]:
             print(f"    {call!r}")
+
+
+async def solo(hands: int, seed: int) -> None:
+    """A solo game in a private chat (the table and the hand share one chat); no pacing."""
+    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
+        bot = await start_bot(tg, seed, min_interval=0.0, rate_limiter=False)
+        try:
+            played, tables, start_seq = 0, 0, 0
+            while played < hands:
+                table = await open_solo(tg, bot, seed + tables)
+                tables += 1
+                if tables == 1:
+                    await bot.runtime.sender.flush()
+                    start_seq = len(tg.calls())
+                played += await table.play_hands(hands - played, measure=False)
+                with contextlib.suppress(TimeoutError):
+                    await bot.runtime.sender.flush()
+        finally:
+            await bot.stop()
+        counts = Counter(k for c in tg.calls()[start_seq:] if (k := classify(c, set())) is not None)
+        print(f"phase 3 — solo game in a private chat: {played} hands, {tables} table(s), no pacing")
+        print(
+            f"  private messages per hand: {counts['private sends'] / played:6.2f} · private edits per hand: "
+            f"{counts['private edits'] / played:6.2f} · keyboards removed per hand: "
+            f"{counts['private keyboard removals'] / played:.2f}"
+        )
+        print(
+            f"  calls rejected by the fake server: {len(tg.rejected())}; "
+            f"unanswered callback queries: {len(tg.unanswered_callbacks())}"
+        )
 
 
 async def pacing(hands: int, seed: int) -> None:
@@ -424,12 +508,15 @@ async def run(args: argparse.Namespace) -> None:
         await throughput(args.hands, args.seed)
     if args.paced_hands > 0:
         await pacing(args.paced_hands, args.seed)
+    if args.solo_hands > 0:
+        await solo(args.solo_hands, args.seed)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=20, help="hands in the throughput phase (default 20)")
     parser.add_argument("--paced-hands", type=int, default=1, help="hands with production pacing (default 1)")
+    parser.add_argument("--solo-hands", type=int, default=5, help="hands of a solo game (default 5)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
