@@ -426,6 +426,7 @@ class Service:
         senas: bool = False,
         target: int = 40,
         single_game: bool = False,
+        difficulty: str = "normal",
     ) -> Outcome:
         """A table of four machine seats, started at once (a demo, the terminal's ``--auto``, benchmarks)."""
         lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
@@ -433,6 +434,7 @@ class Service:
         table = flow.new_table(self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now)
         table.options.senas = senas
         table.options.target = target
+        table.options.difficulty = difficulty
         table.options.mode = "game" if single_game else "match"
         try:
             await self._create(table, chat, [])

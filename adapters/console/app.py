@@ -33,6 +33,7 @@ from bot.flow import FlowSettings
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
+from bot.labels import LEVELS, TARGET_CHOICES
 from bot.model import ChatRef, TableOptions, TableStatus, UserRef
 from bot.settings import Settings
 from bot.tokens import TokenError, card_of_pick, parse_token
@@ -43,8 +44,7 @@ _RULE = "─" * 60
 
 # What the command line accepts; the lobby's buttons stay the authority (the options are reached by pressing
 # them, so a value the lobby does not offer leaves the lobby on screen instead of starting).
-TARGETS = (40, 30, 20)
-LEVELS = ("easy", "normal", "hard")
+TARGETS = TARGET_CHOICES
 
 #: Exit status after a Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED = 130
@@ -376,7 +376,7 @@ async def auto(args: argparse.Namespace, settings: Settings) -> int:
     rng_factory, id_factory = _seeded(args.seed if args.seed is not None else 1)
     app = await build_app(settings, flow=_flow_for_terminal(), rng_factory=rng_factory, id_factory=id_factory)
     user = UserRef("console:auto", "auto", args.lang)
-    # A chat of its own per run: its leaderboard is this match's.
+    # A chat of its own per run, so that a run never meets another run's table.
     chat = ChatRef(f"console:auto-{time.time_ns()}", private=False, title="Auto")
     try:
         outcome = await app.service.new_machine_table(
@@ -385,6 +385,7 @@ async def auto(args: argparse.Namespace, settings: Settings) -> int:
             senas=args.senas,
             target=args.target if args.target is not None else 40,
             single_game=args.single,
+            difficulty=args.level or "normal",
         )
         showdowns = [m.text for m in outcome.messages if m.slot == "showdown"]
         if not args.quiet:
@@ -400,11 +401,7 @@ async def auto(args: argparse.Namespace, settings: Settings) -> int:
             f"games {m.games_total[0]}–{m.games_total[1]} · vacas {m.vacas[0]}–{m.vacas[1]} · "
             f"winner: team {'AB'[m.winner] if m.winner is not None else '?'} · status {state.status.value}"
         )
-        while await app.service.drain_results():  # rate the match's results before showing the board
-            pass
-        board = await app.service.leaderboard(chat, user)
-        for message in board.messages:
-            print(message.text)
+        # (No leaderboard: machine seats are rated but never listed — machines are not players.)
         return 0
     finally:
         await app.close()
