@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.i18n.markers import N_
-from bot.leaderboard import GameResult, PlayerRef
+from bot.leaderboard import MACHINE_PREFIX, GameResult, PlayerRef
 from bot.model import HandPosition, Seat, TableState, TableStatus, UserRef
 from bot.render import LEVELS, MACHINE_NAMES, TARGET_CHOICES, Renderer
 from bot.tokens import Token, turn_stamp
@@ -540,10 +540,13 @@ def _apply(ctx: TableContext, seat: int, action: Action) -> None:
     ctx.save_match()
 
 
-def advance(ctx: TableContext) -> None:
+def advance(ctx: TableContext, *, machines_now: bool = False) -> None:
     """Play everything that needs no human now: machine turns (without a pause), queued discards, deals.
 
     Stops at a human decision, or at a machine turn / next deal when those wait for a pause (a deadline).
+    With ``machines_now`` (the pause before a machine's move has just ended) the machines that follow play
+    at once too: a run of machine moves is one pause and one redraw of the table, whose story lists every
+    word they said (a redraw per move would cost the group's message budget for nothing).
     """
     match = ctx.match
     if match is None or ctx.table.status is not TableStatus.PLAYING:
@@ -566,7 +569,7 @@ def advance(ctx: TableContext) -> None:
             if action is not None:
                 _apply(ctx, seat, action)
                 continue
-        if _machine_plays(ctx, seat) and ctx.settings.machine_delay <= 0:
+        if _machine_plays(ctx, seat) and (machines_now or ctx.settings.machine_delay <= 0):
             machine_move(ctx, seat)
             continue
         return
@@ -581,7 +584,9 @@ def _hand_finished(ctx: TableContext) -> bool:
     if table.reported_hand >= table.hand_no:
         return not match.over
     table.reported_hand = table.hand_no
-    ctx.messages.append(ctx.renderer().table_message())
+    # Fresh when this command dealt the hand too (played out at once): it must not edit the last hand's table.
+    ctx.messages.append(ctx.renderer().table_message(fresh=ctx.table_fresh))
+    ctx.table_fresh = False
     ctx.messages.append(ctx.renderer().showdown())
     outcome = match.last_outcome
     if outcome is not None and outcome.game_winner is not None:
@@ -599,7 +604,7 @@ def _results(ctx: TableContext, game: int, vaca: int | None, won_match: int | No
         if s.user is not None:
             players.append(PlayerRef(s.user, s.name))
         else:
-            key = f"machine:{table.options.difficulty}:{MACHINE_NAMES[i].lower()}"
+            key = f"{MACHINE_PREFIX}{table.options.difficulty}:{MACHINE_NAMES[i].lower()}"
             players.append(PlayerRef(key, f"🤖 {MACHINE_NAMES[i]}"))
     teams = ((players[0], players[2]), (players[1], players[3]))
     results = [GameResult(table.chat, teams, game, "game")]
@@ -695,7 +700,7 @@ def fire(ctx: TableContext, key: str) -> bool:
         machine_move(ctx, seat)
     else:
         return False
-    advance(ctx)
+    advance(ctx, machines_now=kind in ("machine", "turn"))
     return True
 
 
