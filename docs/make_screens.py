@@ -39,6 +39,7 @@ class Screen:
         """What every slot showed when the first hand ended (the table's last state, the closed hands)."""
 
     def take(self, outcome: Outcome) -> None:
+        """Show an outcome's messages, as the chat would."""
         for m in outcome.messages:
             self.latest[(m.slot, m.user or m.chat or "")] = m
             if m.slot == "showdown":
@@ -51,11 +52,13 @@ class Screen:
 
 
 def render(message: OutMessage) -> str:
+    """A message as text, its buttons in brackets row by row."""
     rows = [" ".join(f"[{b.label}]" for b in row) for row in message.buttons]
     return "\n".join([message.text, *rows])
 
 
 async def capture(lang: str) -> list[tuple[str, str]]:
+    """Play the seeded hand in ``lang``; the captures (key, text) worth showing."""
     clock = [1_000_000.0]
     seeds = iter(range(SEED * 1000, SEED * 1000 + 100_000))
     ids = iter(f"s{i:07d}" for i in range(1, 1000))
@@ -162,6 +165,7 @@ TITLES = {
 
 
 async def main() -> None:
+    """Capture both languages and write the page."""
     parts = [
         "# Screens\n",
         "Text captures of a real seeded game (two people, two machine players), written by "
