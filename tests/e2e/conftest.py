@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -154,6 +155,19 @@ async def start_bot(
     )
     await runtime.start_deadlines()
     return RunningBot(tg, application, runtime, service, surfaces, app)
+
+
+@pytest.fixture(autouse=True)
+def no_tracebacks(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """No log record with a traceback, whatever users pressed (tests that inject a failure opt out with
+    ``@pytest.mark.tracebacks_expected``)."""
+    caplog.set_level(logging.INFO)
+    yield
+    if request.node.get_closest_marker("tracebacks_expected") is not None:
+        return
+    records = [r for when in ("setup", "call") for r in caplog.get_records(when)]
+    tracebacks = [f"{r.name}: {r.getMessage()}" for r in records if r.exc_info]
+    assert tracebacks == [], tracebacks
 
 
 @pytest.fixture

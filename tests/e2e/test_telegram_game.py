@@ -17,6 +17,7 @@ import socket
 import time
 
 import aiohttp
+import pytest
 from pydantic import SecretStr
 
 from adapters.telegram.app import start_telegram, stop_telegram
@@ -396,6 +397,7 @@ async def test_presses_that_change_nothing(tg: FakeTelegram, bot: RunningBot) ->
     assert_clean(tg)
 
 
+@pytest.mark.tracebacks_expected  # the injected failure is logged with its traceback, as it should be
 async def test_a_failing_press_is_still_answered(tg: FakeTelegram, bot: RunningBot) -> None:
     """Whatever happens while handling a press, its callback query is answered (no spinner forever)."""
     table = await open_table(tg, bot)
@@ -500,7 +502,7 @@ async def test_solo_game_in_a_private_chat(tg: FakeTelegram, bot: RunningBot) ->
 
     await table.play(mus_then_cut, until=lambda s, m: s.hand_no >= 3 or s.status is not TableStatus.PLAYING)
     texts = tg.private_texts(ane)
-    assert any(t.startswith("🂡 Mano 1") for t in texts), texts  # the showdown, in Spanish
+    assert any(t.startswith("🂡 Mano n.º 1") for t in texts), texts  # the showdown, in Spanish
     assert table.hand_message(0, 2) is not None
     assert table.table_message(1) is tables[0] and len(tables[0].history) >= 2  # edited in place
     assert table.table_message(2).message_id > tables[0].message_id
