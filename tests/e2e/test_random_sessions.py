@@ -14,6 +14,7 @@ picker, and type ``/newgame`` mid-game. Whatever happens, what users would notic
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import string
 import time
@@ -166,7 +167,7 @@ async def random_session(tg: FakeTelegram, bot: RunningBot, seed: int, hands: in
 def assert_no_repeated_private_message(tg: FakeTelegram, table: Table) -> None:
     for user in table.players.values():
         texts = [m.history[0].text for m in tg.messages_in(user.id, include_deleted=True, from_bot=True)]
-        repeats = [a for a, b in zip(texts, texts[1:], strict=False) if a == b]
+        repeats = [a for a, b in itertools.pairwise(texts) if a == b]
         assert repeats == [], f"{user.first_name} got the same private message twice in a row: {repeats}"
 
 
