@@ -139,6 +139,8 @@ class Renderer:
     def _lobby_seat(self, seat: int) -> str:
         s = self.table.seats[seat]
         if s.empty:
+            if self.table.private:  # alone against the machines: every other seat is a machine's
+                return f"🤖 {MACHINE_NAMES[seat]}"
             return self.t.gettext(_("(free)"))
         return seat_name(self.table, seat)
 
