@@ -24,6 +24,9 @@ Three phases:
 
 3. **Solo** (``--solo-hands``, default 5): ``/newgame`` in a private chat, Start, one person against the
    machines. Printed: private messages, edits and removed keyboards per hand.
+4. **Mixed** (``--mixed-hands``, default 10): two people and two machine seats in a group, the machines
+   pausing before they play as in production. Printed: group messages and edits per hand (a run of machine
+   moves is one edit).
 
 Targets: <= 3 new group messages per hand, never more than one call (edits included) per second per chat,
 p99 <= 50 ms of processing per update.
@@ -78,7 +81,7 @@ TARGET_P99_MS = 50.0
 # --- the bot under test ------------------------------------------------------------------------------
 
 
-def make_service(seed: int) -> Service:
+def make_service(seed: int, machine_delay: float = 0.0) -> Service:
     seeds = itertools.count(seed * 1_000_003)
     ids = itertools.count(1)
     return Service(
@@ -87,7 +90,9 @@ def make_service(seed: int) -> Service:
             deadlines=MemoryDeadlineStore(),
             prefs=MemoryPreferences(),
             leaderboard=MemoryLeaderboard(),
-            settings=FlowSettings(turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=3.0),
+            settings=FlowSettings(
+                turn_timeout=3600, machine_delay=machine_delay, next_hand_delay=0, catch_window=3.0
+            ),
             rng_factory=lambda: random.Random(next(seeds)),
             id_factory=lambda: f"b{next(ids):07d}",
         )
@@ -110,8 +115,10 @@ class Bot:
         await app.shutdown()  # type: ignore[attr-defined]
 
 
-async def start_bot(tg: FakeTelegram, seed: int, *, min_interval: float, rate_limiter: bool) -> Bot:
-    service = make_service(seed)
+async def start_bot(
+    tg: FakeTelegram, seed: int, *, min_interval: float, rate_limiter: bool, machine_delay: float = 0.0
+) -> Bot:
+    service = make_service(seed, machine_delay)
     settings = Settings(
         telegram_token=SecretStr(tg.token),
         telegram_api_base_url=f"http://127.0.0.1:{tg.port}",
@@ -213,12 +220,14 @@ class Players:
         options = [c for c in codes if c in weights]
         return self.rng.choices(options, [weights[c] for c in options])[0]
 
-    async def discard_all(self, hand_no: int, *, measure: bool) -> None:
-        """Every player toggles one or two cards on their private hand, then confirms."""
+    async def discard_all(self, hand_no: int, *, measure: bool) -> bool:
+        """Every player toggles one or two cards on their private hand, then confirms; whether anyone did."""
         table, hand = await self.state()
+        pressed = False
         for seat, user in self.users.items():
             if table.seats[seat].discard_ready or len(hand.hands[seat]) < 4:
                 continue
+            pressed = True
             confirm = f"{self.table_id}.{hand_no}.discard"
             prefix = f"{self.table_id}.{hand_no}.pick"
 
@@ -234,6 +243,7 @@ class Players:
             for data in self.rng.sample(cards, self.rng.choice((1, 1, 2))):
                 await self.press(user, await self.on_screen(user.id, data), data, measure=measure)
             await self.press(user, await self.on_screen(user.id, confirm), confirm, measure=measure)
+        return pressed
 
     async def play_hands(self, hands: int, *, measure: bool) -> int:
         """Play until ``hands`` more hands have been dealt (or the match is over); the hands played."""
@@ -247,10 +257,14 @@ class Players:
                 await asyncio.sleep(0.005)
                 continue
             if hand.phase is Phase.DISCARD:
-                await self.discard_all(table.hand_no, measure=measure)
+                if not await self.discard_all(table.hand_no, measure=measure):
+                    await asyncio.sleep(0.005)  # only machines left to discard: their deadlines do it
                 continue
             seat = hand.turn
             assert seat is not None
+            if seat not in self.users:  # a machine's turn: the bot's deadline loop plays it
+                await asyncio.sleep(0.005)
+                continue
             stamp = f"{self.table_id}.{table.hand_no}-{len(hand.log)}."
             cards = f"{self.table_id}.{table.hand_no}.cards"
 
@@ -262,9 +276,11 @@ class Players:
             await self.press(self.users[seat], message, f"{stamp}{code}", measure=measure)
 
 
-async def open_table(tg: FakeTelegram, bot: Bot, seed: int) -> Players:
+async def open_table(
+    tg: FakeTelegram, bot: Bot, seed: int, humans: tuple[int, ...] = (0, 1, 2, 3)
+) -> Players:
     group = tg.add_group("Mus bench")
-    users = {seat: tg.add_user(NAMES[seat], language_code="en") for seat in range(4)}
+    users = {seat: tg.add_user(NAMES[seat], language_code="en") for seat in humans}
     players = Players(tg, bot, group, users, random.Random(seed))
     for user in users.values():
         tg.user_starts_bot(user)
@@ -276,7 +292,7 @@ async def open_table(tg: FakeTelegram, bot: Bot, seed: int) -> Players:
         timeout=30.0,
     )
     players.table_id = (lobby.buttons[0][1] or "").split(".")[0]
-    for seat in (1, 2, 3):
+    for seat in humans[1:]:
         data = f"{players.table_id}.L.seat{seat}"
         await players.press(users[seat], lobby, data, measure=False)
     data = f"{players.table_id}.L.start"
@@ -452,6 +468,37 @@ async def solo(hands: int, seed: int) -> None:
         )
 
 
+async def mixed(hands: int, seed: int) -> None:
+    """Two people and two machines in a group, machines pausing before they play: edits per hand."""
+    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
+        bot = await start_bot(tg, seed, min_interval=0.0, rate_limiter=False, machine_delay=0.05)
+        try:
+            table = await open_table(tg, bot, seed, humans=(0, 1))
+            await bot.runtime.sender.flush()
+            start_seq = len(tg.calls())
+            played = await table.play_hands(hands, measure=False)
+            with contextlib.suppress(TimeoutError):
+                await bot.runtime.sender.flush()
+            state = await bot.service.load_table(table.table_id)
+        finally:
+            await bot.stop()
+        calls = tg.calls()[start_seq:]
+        counts = Counter(k for c in calls if (k := classify(c, {table.group.id})) is not None)
+        actions = 0 if state is None else state.hand_no
+        print(
+            f"phase 4 — a group of two people and two machines (machines pause before playing): "
+            f"{played} hands, {table.presses} presses by the people, {actions} hands dealt"
+        )
+        print(
+            f"  group messages per hand: {counts['group sends'] / played:6.2f} · group edits per hand: "
+            f"{counts['group edits'] / played:6.2f}   (a run of machine moves is one edit)"
+        )
+        print(
+            f"  calls rejected by the fake server: {len(tg.rejected())}; "
+            f"unanswered callback queries: {len(tg.unanswered_callbacks())}"
+        )
+
+
 async def pacing(hands: int, seed: int) -> None:
     async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
         bot = await start_bot(tg, seed, min_interval=1.0, rate_limiter=True)
@@ -510,6 +557,8 @@ async def run(args: argparse.Namespace) -> None:
         await pacing(args.paced_hands, args.seed)
     if args.solo_hands > 0:
         await solo(args.solo_hands, args.seed)
+    if args.mixed_hands > 0:
+        await mixed(args.mixed_hands, args.seed)
 
 
 def main() -> None:
@@ -517,6 +566,9 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=20, help="hands in the throughput phase (default 20)")
     parser.add_argument("--paced-hands", type=int, default=1, help="hands with production pacing (default 1)")
     parser.add_argument("--solo-hands", type=int, default=5, help="hands of a solo game (default 5)")
+    parser.add_argument(
+        "--mixed-hands", type=int, default=10, help="hands of two people and two machines (default 10)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
