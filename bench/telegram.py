@@ -1,6 +1,6 @@
 """Telegram adapter benchmark: a 4-human group game through the real Application; prints figures only.
 
-    python bench/telegram.py [--hands N] [--paced-hands N] [--solo-hands N] [--seed N]
+    python bench/telegram.py [--hands N] [--paced-hands N] [--solo-hands N] [--mixed-hands N] [--seed N]
 
 The production ``Application`` (``adapters.telegram.app.build_application``: handlers, latest-state-wins
 sender, deep links, deadline loop) runs with long polling against the fake Bot API server of the end-to-end
