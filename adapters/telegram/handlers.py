@@ -220,7 +220,9 @@ class TelegramHandlers:
             if link is not None:
                 url = link
             else:
-                outcome = await self.service.press(user, query.data)
+                # The chat is where a chat-scoped button (the language picker) acts.
+                chat = None if query.message is None else chat_ref(query.message.chat)
+                outcome = await self.service.press(user, query.data, chat)
                 answer, alert = outcome.answer, outcome.alert
                 self.render(outcome)
         except Exception:  # the callback is answered whatever happens

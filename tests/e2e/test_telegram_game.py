@@ -24,7 +24,7 @@ from adapters.telegram.app import start_telegram, stop_telegram
 from adapters.telegram.surfaces import RedisSurfaces
 from bot.bootstrap import build_app
 from bot.flow import FlowSettings
-from bot.i18n import LANGUAGES, translator
+from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.model import TableState, TableStatus
 from bot.render import MACHINE_NAMES
 from engine.actions import ActionKind
@@ -1110,6 +1110,17 @@ async def test_other_commands_in_every_language(tg: FakeTelegram, bot: RunningBo
     await table.settle()
     await table.command(ane, "/language xx")
     assert "es (" in tg.group_texts(group)[-1] and "eu (" in tg.group_texts(group)[-1]
+    # /language alone offers the languages as buttons; a press sets the language of that chat.
+    await table.command(ane, "/language")
+    picker = tg.bot_messages(group)[-1]
+    assert picker.text == translator("es").gettext("Choose the language of this chat:"), picker  # the default
+    assert [label for label, _ in picker.buttons] == [LANGUAGE_NAMES[c] for c in LANGUAGES]
+    euskara = next(d for label, d in picker.buttons if label == LANGUAGE_NAMES["eu"])
+    record = await table.press(ane, picker, euskara)  # type: ignore[arg-type]
+    assert record.answer is not None and record.answer.get("text") == translator("eu").format(
+        "Language set to {language}.", language="Euskara"
+    )
+    assert await bot.service.deps.prefs.get_language(f"tg:{group.id}") == "eu"
     for lang in LANGUAGES:
         before, privately = len(tg.bot_messages(group)), len(tg.bot_messages(ane.id))
         await table.command(ane, f"/language {lang}")
