@@ -65,6 +65,10 @@ AUTOPILOT_NOTICE = _("🤖 A machine keeps {name}'s seat until they play again."
 LOBBY_EXPIRED = _("Nobody started the game in time: the table was closed.")
 
 
+#: What a step answers the user: a msgid, a msgid with its arguments, or nothing.
+Answer = tuple[str, dict[str, object]] | str | None
+
+
 class Refusal(Exception):
     """A command that must be answered with a message and change nothing."""
 

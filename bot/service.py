@@ -11,135 +11,56 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
-import secrets
-import string
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from bot import flow
-from bot.flow import FlowSettings, Refusal, TableContext
+from bot import flow, steps
+from bot.chat_commands import ChatCommands
+from bot.deps import ServiceDeps, secure_rng, secure_table_id
+from bot.flow import Answer, Refusal, TableContext
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
-from bot.i18n.rules import rules_sections, rules_summary
-from bot.leaderboard import GLOBAL_SCOPE, GameResult, LeaderboardStore
-from bot.leaderboard.queue import ResultQueue
+from bot.leaderboard import GameResult
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
 from bot.store.ports import (
     ChatBusy,
     DeadlineChanges,
-    DeadlineStore,
     StoreError,
     StoreUnavailable,
     TableExists,
-    TableStore,
     VersionConflict,
 )
-from bot.store.prefs import PreferencesStore
 from bot.tokens import (
     CHAT_SCOPE,
-    Token,
     TokenError,
-    action_of_code,
-    card_of_pick,
-    hand_stamp,
     language_token,
-    lobby_stamp,
     parse_token,
-    sena_stamp,
 )
 from bot.views import Button, Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
 from engine.errors import MusError
 from engine.match import Match
 
+__all__ = ["Service", "ServiceDeps", "lobby_renderer", "secure_rng", "secure_table_id"]
+
 log = logging.getLogger(__name__)
 _ = N_
 
 ALREADY_TABLE = _("There is already a table in this chat.")
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
-RULES_SENT_PRIVATELY = _("📖 I sent you the full rules in our private chat.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
-LEADERBOARD_TITLE = _("🏆 Leaderboard of this chat")
-GLOBAL_TITLE = _("🌍 Global leaderboard")
-LEADERBOARD_EMPTY = _("No finished games yet.")
-LEADERBOARD_LINE = _("{rank}. {name} · {rating} · {won}/{games} games")
-STATS_LINE = _(
-    "{name}: rating {rating} (#{rank}) · games {won}/{games} · vacas {vwon}/{vacas} · "
-    "matches {mwon}/{matches}"
-)
-STATS_NONE = _("{name}: no finished games yet.")
-HELP_TEXT = _(
-    "Mus a 8 reyes, in pairs.\n"
-    "/newgame — open a table here (in a private chat: you and a machine partner against two machines)\n"
-    "/cancel — close the table\n"
-    "/leaderboard — ratings of this chat (/leaderboard global for everyone)\n"
-    "/stats — your own figures\n"
-    "/rules — the rules in a minute (/rules full for all of them)\n"
-    "/language — the language of this chat"
-)
-_LOBBY_CODES = {
-    "seat0",
-    "seat1",
-    "seat2",
-    "seat3",
-    "leave",
-    "start",
-    "cancel",
-    "o_senas",
-    "o_target",
-    "o_mode",
-    "o_level",
-}
-_ID_ALPHABET = string.ascii_lowercase + string.digits
 #: Seconds before a deadline whose firing failed is tried again.
 RETRY_FAILED_DEADLINE = 2.0
 #: Tables whose deadlines one worker fires at the same time.
 FIRE_CONCURRENCY = 32
 
-Answer = tuple[str, dict[str, object]] | str | None
 
-
-def secure_rng() -> random.Random:
-    """A fresh generator seeded from the operating system (production)."""
-    return random.Random(secrets.randbits(128))
-
-
-def secure_table_id() -> str:
-    """A random table id: 8 characters of ``[a-z0-9]``."""
-    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
-
-
-@dataclass
-class ServiceDeps:
-    """What the service is wired with (see :mod:`bot.bootstrap`)."""
-
-    tables: TableStore
-    deadlines: DeadlineStore
-    prefs: PreferencesStore
-    leaderboard: LeaderboardStore | None = None
-    settings: FlowSettings = field(default_factory=FlowSettings)
-    clock: Callable[[], float] = time.time
-    rng_factory: Callable[[], random.Random] = secure_rng
-    id_factory: Callable[[], str] = secure_table_id
-    policy: Callable[[str], Policy] = make_policy
-    cas_attempts: int = 5
-    results: ResultQueue | None = None
-    """Finished results wait here to be rated off the command path; ``None``: rate them inline."""
-    atomic_deadlines: bool = False
-    """The table store changes deadlines in the same atomic write (Redis: one script, one round trip)."""
-    cache_size: int = 2048
-    """Tables kept parsed in memory by version, so that a command does not replay its match."""
-
-
-class Service:
-    """Platform-neutral commands of the bot."""
+class Service(ChatCommands):
+    """Platform-neutral commands of the bot (the chat commands come from :class:`ChatCommands`)."""
 
     def __init__(self, deps: ServiceDeps) -> None:
         """Use the given stores, clock, randomness and machine players."""
@@ -163,46 +84,6 @@ class Service:
             except KeyError:
                 self._policies[name] = make_policy("baseline")
         return self._policies[name]
-
-    @staticmethod
-    def _lang_for(user: UserRef, table: TableState | None = None) -> str:
-        if table is not None:
-            seat = table.seat_of(user.key)
-            if seat is not None:
-                return table.seats[seat].lang
-        if user.lang:
-            return normalize_language(user.lang)
-        return table.lang if table is not None else DEFAULT_LANGUAGE
-
-    @staticmethod
-    def _say(lang: str, answer: Answer) -> str | None:
-        if answer is None:
-            return None
-        t = translator(lang)
-        if isinstance(answer, str):
-            return t.gettext(answer)
-        msgid, kwargs = answer
-        return t.format(msgid, **{k: t.gettext(v) if isinstance(v, str) else v for k, v in kwargs.items()})
-
-    def _render(self, ctx: TableContext, previous: TableStatus) -> list[OutMessage]:
-        """The views of the table after a command (beyond those the flow added on the way)."""
-        table = ctx.table
-        out = list(ctx.messages)
-        r = ctx.renderer()
-        if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
-            out.insert(0, r.lobby())  # a lobby that just closed is drawn once more, without its buttons
-        match = ctx.match
-        # A cancelled game closes its table and every private hand (drawn once more, without buttons).
-        live = (TableStatus.PLAYING, TableStatus.FINISHED, TableStatus.CANCELLED)
-        if table.status in live and match is not None and match.hand:
-            if not match.hand.over or table.status is TableStatus.CANCELLED:
-                out.append(r.table_message(fresh=ctx.table_fresh))
-            if ctx.render_hands and (ctx.hands_fresh or flow.private_signature(ctx) != ctx.private_before):
-                for seat in range(4):
-                    private = r.private_hand(seat, fresh=ctx.hands_fresh)
-                    if private is not None:
-                        out.append(private)
-        return out
 
     async def _mutate(
         self,
@@ -272,7 +153,7 @@ class Service:
                     self._keep(table_id, version, ctx)
                     if not verified and not await self._still_current(table_id, version):
                         continue
-                    messages = self._render(ctx, previous) if render_unchanged else ctx.messages
+                    messages = steps.redraw(ctx, previous) if render_unchanged else ctx.messages
                     return Outcome(
                         answer=self._say(lang, answer),
                         messages=tuple(messages),
@@ -281,7 +162,7 @@ class Service:
                     )
                 flow.arm(ctx)
                 ctx.sync_match()
-                messages = self._render(ctx, previous)
+                messages = steps.redraw(ctx, previous)
                 schedule = list(ctx.flashes)
                 if table.due_key is not None and table.due is not None and table.due_key != old_due:
                     schedule.append((table.due_key, table.due))
@@ -491,68 +372,7 @@ class Service:
             if chat is None:
                 return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
             return await self.set_language(chat, user, token.code.removeprefix("lang_"))
-        return await self._mutate(token.table, user, lambda ctx: self._dispatch(ctx, user, token))
-
-    def _dispatch(self, ctx: TableContext, user: UserRef, token: Token) -> Answer:
-        code = token.code
-        table = ctx.table
-        if code in _LOBBY_CODES:
-            # Lobby buttons only work in the lobby (an old lobby message must not cancel a running game).
-            if token.stamp != lobby_stamp():
-                raise Refusal(msg.STALE_BUTTON)
-            if table.status is not TableStatus.LOBBY:
-                raise Refusal(flow.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
-            if code.startswith("seat"):
-                answer = flow.join(ctx, user, int(code[4:]))
-                team = "A" if int(code[4:]) % 2 == 0 else "B"
-                return answer, {"team": team}
-            if code == "leave":
-                return flow.leave(ctx, user)
-            if code == "start":
-                return flow.start(ctx, user)
-            if code == "cancel":
-                return flow.cancel(ctx, user)
-            return flow.change_option(ctx, user, code)
-        if code == "more":
-            return flow.open_picker(ctx, user, token)
-        turn_action = action_of_code(code)
-        if turn_action is not None:
-            flow.act(ctx, user, token, turn_action)
-            return None
-        if code.startswith("sena_"):
-            # Stamped with the number of señas made: a doubled press (or an old copy) makes no second seña.
-            sena = flow.parse_sena(code)
-            ctx.require_match()
-            if sena is None or token.hand != table.hand_no:
-                raise Refusal(msg.STALE_BUTTON)
-            if token.stamp != sena_stamp(table.hand_no, len(ctx.match.hand.senas)):  # type: ignore[union-attr]
-                raise Refusal(msg.ALREADY_PLAYED)
-            return flow.make_sena(ctx, user, sena.value)
-        # Buttons valid for the whole hand.
-        if table.status is TableStatus.FINISHED:
-            raise Refusal(flow.MATCH_OVER)
-        if token.stamp != hand_stamp(table.hand_no):
-            raise Refusal(msg.STALE_BUTTON)
-        if table.status is not TableStatus.PLAYING:
-            raise Refusal(msg.STALE_BUTTON)
-        if code == "cards":
-            # Shown to the presser alone, as an alert: no new private message (one live hand message each).
-            seat = ctx.seat_of(user)
-            flow.back_in_control(ctx, seat)
-            ctx.render_hands = False
-            ctx.alert = True
-            return ctx.renderer().cards_alert(seat)
-        card = card_of_pick(code)
-        if card is not None:
-            flow.pick(ctx, user, card)
-            return None
-        if code == "discard":
-            return flow.confirm_discard(ctx, user)
-        if code.startswith("catch"):
-            caught = flow.catch(ctx, user, int(code[5:]))
-            ctx.alert = True
-            return caught
-        raise Refusal(msg.STALE_BUTTON)
+        return await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
 
     async def show_hand(self, user: UserRef, table_id: str) -> Outcome:
         """Send the user their private hand again (a deep link from the table's "My cards")."""
@@ -627,107 +447,6 @@ class Service:
 
         outcome = await self._mutate(table_id, user, step)
         return Outcome(answer=answer, messages=outcome.messages, table=table_id)
-
-    async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
-        """``/leaderboard``: top players of this chat (or global)."""
-        lang = await self._chat_lang(chat, user)
-        t = translator(lang)
-        board = self.deps.leaderboard
-        key = GLOBAL_SCOPE if scope == "global" else chat.key
-        title = GLOBAL_TITLE if scope == "global" else LEADERBOARD_TITLE
-        lines = [t.gettext(title)]
-        try:
-            entries = [] if board is None else await board.top(key, n)
-        except StoreUnavailable:
-            return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
-        if not entries:
-            lines.append(t.gettext(LEADERBOARD_EMPTY))
-        for e in entries:
-            lines.append(
-                t.format(
-                    LEADERBOARD_LINE,
-                    rank=e.rank,
-                    name=e.name,
-                    rating=e.rating,
-                    won=e.games_won,
-                    games=e.games,
-                )
-            )
-        return Outcome(
-            messages=(OutMessage(slot="leaderboard", text="\n".join(lines), chat=chat.key, fresh=True),)
-        )
-
-    async def stats(self, chat: ChatRef, user: UserRef) -> Outcome:
-        """``/stats``: the user's own line in this chat and globally."""
-        lang = await self._chat_lang(chat, user)
-        t = translator(lang)
-        board = self.deps.leaderboard
-        lines = []
-        try:
-            for key, title in ((chat.key, LEADERBOARD_TITLE), (GLOBAL_SCOPE, GLOBAL_TITLE)):
-                e = None if board is None else await board.entry(key, user.key)
-                lines.append(t.gettext(title))
-                if e is None:
-                    lines.append(t.format(STATS_NONE, name=user.name))
-                else:
-                    lines.append(
-                        t.format(
-                            STATS_LINE,
-                            name=e.name,
-                            rating=e.rating,
-                            rank=e.rank,
-                            won=e.games_won,
-                            games=e.games,
-                            vwon=e.vacas_won,
-                            vacas=e.vacas,
-                            mwon=e.matches_won,
-                            matches=e.matches,
-                        )
-                    )
-        except StoreUnavailable:
-            return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
-        return Outcome(messages=(OutMessage(slot="stats", text="\n".join(lines), chat=chat.key, fresh=True),))
-
-    async def rules(self, chat: ChatRef, user: UserRef, full: bool = False) -> Outcome:
-        """``/rules``: the one-minute summary in the chat, or the full rules privately to the asker.
-
-        The full rules are several long messages: posted in a group they would flood it (and a group may
-        receive only about 20 messages a minute), so they go to the asker's private chat, section by section.
-        """
-        lang = await self._chat_lang(chat, user)
-        if not full:
-            summary = OutMessage(
-                slot="rules", text=rules_summary(lang), chat=chat.key, fresh=True, markdown=True
-            )
-            return Outcome(messages=(summary,))
-        if not chat.private:
-            lang = self._lang_for(user) if user.lang else lang
-        sections = tuple(
-            OutMessage(
-                slot="rules", text=f"**{heading}**\n\n{body}", user=user.key, fresh=True, markdown=True
-            )
-            for heading, body in rules_sections(lang)
-        )
-        answer = None if chat.private else self._say(lang, RULES_SENT_PRIVATELY)
-        return Outcome(answer=answer, messages=sections)
-
-    async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
-        """``/help``: what the bot does and its commands."""
-        lang = await self._chat_lang(chat, user)
-        return Outcome(
-            messages=(
-                OutMessage(slot="help", text=translator(lang).gettext(HELP_TEXT), chat=chat.key, fresh=True),
-            )
-        )
-
-    async def _chat_lang(self, chat: ChatRef, user: UserRef) -> str:
-        try:
-            chosen = await self.deps.prefs.get_language(chat.key)
-        except StoreUnavailable:
-            chosen = None
-        if chosen:
-            return normalize_language(chosen)
-        return normalize_language(user.lang) if chat.private and user.lang else DEFAULT_LANGUAGE
 
     # --- deadlines -----------------------------------------------------------------------------------
 

@@ -65,7 +65,7 @@ def forged(rng: random.Random, table_id: str, hand_no: int) -> str:
         f"{table_id}.{hand_no + 5}.cards",
         f"zzzzzzzz.{hand_no}.cards",
         f"{table_id}.L.seat{rng.randrange(4)}",
-        f"-.C.lang_{rng.choice(['zz', 'es', 'x'])}",
+        f"-.C.lang_{rng.choice(['zz', 'e', 'x'])}",  # (a real language code is a real button)
         "".join(rng.choice(string.printable) for _ in range(rng.randrange(1, 64))),
         f"{table_id}.{hand_no}-0.sena_ciego",
         f"{table_id}.{hand_no}.catch{rng.randrange(9)}",

@@ -1,0 +1,167 @@
+"""Commands about a chat rather than a table: leaderboards, one's own figures, the rules, help.
+
+:class:`ChatCommands` needs only the service's dependencies (the preferences for the chat's language and the
+leaderboard); :class:`bot.service.Service` inherits these commands, so adapters call them on the service.
+"""
+
+from __future__ import annotations
+
+from bot.deps import ServiceDeps
+from bot.flow import Answer
+from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
+from bot.i18n import common as msg
+from bot.i18n.markers import N_
+from bot.i18n.rules import rules_sections, rules_summary
+from bot.leaderboard import GLOBAL_SCOPE
+from bot.model import ChatRef, TableState, UserRef
+from bot.store.ports import StoreUnavailable
+from bot.views import Outcome, OutMessage
+
+_ = N_
+
+RULES_SENT_PRIVATELY = _("📖 I sent you the full rules in our private chat.")
+LEADERBOARD_TITLE = _("🏆 Leaderboard of this chat")
+GLOBAL_TITLE = _("🌍 Global leaderboard")
+LEADERBOARD_EMPTY = _("No finished games yet.")
+LEADERBOARD_LINE = _("{rank}. {name} · {rating} · {won}/{games} games")
+STATS_LINE = _(
+    "{name}: rating {rating} (#{rank}) · games {won}/{games} · vacas {vwon}/{vacas} · "
+    "matches {mwon}/{matches}"
+)
+STATS_NONE = _("{name}: no finished games yet.")
+HELP_TEXT = _(
+    "Mus a 8 reyes, in pairs.\n"
+    "/newgame — open a table here (in a private chat: you and a machine partner against two machines)\n"
+    "/cancel — close the table\n"
+    "/leaderboard — ratings of this chat (/leaderboard global for everyone)\n"
+    "/stats — your own figures\n"
+    "/rules — the rules in a minute (/rules full for all of them)\n"
+    "/language — the language of this chat"
+)
+
+
+class ChatCommands:
+    """``/leaderboard``, ``/stats``, ``/rules``, ``/help``, and the language a chat reads."""
+
+    deps: ServiceDeps
+
+    @staticmethod
+    def _lang_for(user: UserRef, table: TableState | None = None) -> str:
+        if table is not None:
+            seat = table.seat_of(user.key)
+            if seat is not None:
+                return table.seats[seat].lang
+        if user.lang:
+            return normalize_language(user.lang)
+        return table.lang if table is not None else DEFAULT_LANGUAGE
+
+    @staticmethod
+    def _say(lang: str, answer: Answer) -> str | None:
+        if answer is None:
+            return None
+        t = translator(lang)
+        if isinstance(answer, str):
+            return t.gettext(answer)
+        msgid, kwargs = answer
+        return t.format(msgid, **{k: t.gettext(v) if isinstance(v, str) else v for k, v in kwargs.items()})
+
+    async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
+        """``/leaderboard``: top players of this chat (or global)."""
+        lang = await self._chat_lang(chat, user)
+        t = translator(lang)
+        board = self.deps.leaderboard
+        key = GLOBAL_SCOPE if scope == "global" else chat.key
+        title = GLOBAL_TITLE if scope == "global" else LEADERBOARD_TITLE
+        lines = [t.gettext(title)]
+        try:
+            entries = [] if board is None else await board.top(key, n)
+        except StoreUnavailable:
+            return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
+        if not entries:
+            lines.append(t.gettext(LEADERBOARD_EMPTY))
+        for e in entries:
+            lines.append(
+                t.format(
+                    LEADERBOARD_LINE,
+                    rank=e.rank,
+                    name=e.name,
+                    rating=e.rating,
+                    won=e.games_won,
+                    games=e.games,
+                )
+            )
+        return Outcome(
+            messages=(OutMessage(slot="leaderboard", text="\n".join(lines), chat=chat.key, fresh=True),)
+        )
+
+    async def stats(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/stats``: the user's own line in this chat and globally."""
+        lang = await self._chat_lang(chat, user)
+        t = translator(lang)
+        board = self.deps.leaderboard
+        lines = []
+        try:
+            for key, title in ((chat.key, LEADERBOARD_TITLE), (GLOBAL_SCOPE, GLOBAL_TITLE)):
+                e = None if board is None else await board.entry(key, user.key)
+                lines.append(t.gettext(title))
+                if e is None:
+                    lines.append(t.format(STATS_NONE, name=user.name))
+                else:
+                    lines.append(
+                        t.format(
+                            STATS_LINE,
+                            name=e.name,
+                            rating=e.rating,
+                            rank=e.rank,
+                            won=e.games_won,
+                            games=e.games,
+                            vwon=e.vacas_won,
+                            vacas=e.vacas,
+                            mwon=e.matches_won,
+                            matches=e.matches,
+                        )
+                    )
+        except StoreUnavailable:
+            return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
+        return Outcome(messages=(OutMessage(slot="stats", text="\n".join(lines), chat=chat.key, fresh=True),))
+
+    async def rules(self, chat: ChatRef, user: UserRef, full: bool = False) -> Outcome:
+        """``/rules``: the one-minute summary in the chat, or the full rules privately to the asker.
+
+        The full rules are several long messages: posted in a group they would flood it (and a group may
+        receive only about 20 messages a minute), so they go to the asker's private chat, section by section.
+        """
+        lang = await self._chat_lang(chat, user)
+        if not full:
+            summary = OutMessage(
+                slot="rules", text=rules_summary(lang), chat=chat.key, fresh=True, markdown=True
+            )
+            return Outcome(messages=(summary,))
+        if not chat.private:
+            lang = self._lang_for(user) if user.lang else lang
+        sections = tuple(
+            OutMessage(
+                slot="rules", text=f"**{heading}**\n\n{body}", user=user.key, fresh=True, markdown=True
+            )
+            for heading, body in rules_sections(lang)
+        )
+        answer = None if chat.private else self._say(lang, RULES_SENT_PRIVATELY)
+        return Outcome(answer=answer, messages=sections)
+
+    async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/help``: what the bot does and its commands."""
+        lang = await self._chat_lang(chat, user)
+        return Outcome(
+            messages=(
+                OutMessage(slot="help", text=translator(lang).gettext(HELP_TEXT), chat=chat.key, fresh=True),
+            )
+        )
+
+    async def _chat_lang(self, chat: ChatRef, user: UserRef) -> str:
+        try:
+            chosen = await self.deps.prefs.get_language(chat.key)
+        except StoreUnavailable:
+            chosen = None
+        if chosen:
+            return normalize_language(chosen)
+        return normalize_language(user.lang) if chat.private and user.lang else DEFAULT_LANGUAGE

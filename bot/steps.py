@@ -1,0 +1,116 @@
+"""The synchronous part of a command on one loaded table: what a button press does, and what is drawn after.
+
+:func:`dispatch` checks a parsed token against the table (stamp, status, card, seña count) and runs one
+step of :mod:`bot.flow`; :func:`redraw` lists the views a command changed. Neither touches a store: the
+async shell (:mod:`bot.service`) loads, runs these, and writes with a compare-and-set.
+"""
+
+from __future__ import annotations
+
+from bot import flow
+from bot.flow import Answer, Refusal, TableContext
+from bot.i18n import common as msg
+from bot.model import TableStatus, UserRef
+from bot.tokens import Token, action_of_code, card_of_pick, hand_stamp, lobby_stamp, sena_stamp
+from bot.views import OutMessage
+
+#: Codes of lobby buttons (valid only in the lobby, stamped ``L``).
+LOBBY_CODES = frozenset(
+    {
+        "seat0",
+        "seat1",
+        "seat2",
+        "seat3",
+        "leave",
+        "start",
+        "cancel",
+        "o_senas",
+        "o_target",
+        "o_mode",
+        "o_level",
+    }
+)
+
+
+def dispatch(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+    """What a button press does: its parsed token checked against the table, then one flow step."""
+    code = token.code
+    table = ctx.table
+    if code in LOBBY_CODES:
+        # Lobby buttons only work in the lobby (an old lobby message must not cancel a running game).
+        if token.stamp != lobby_stamp():
+            raise Refusal(msg.STALE_BUTTON)
+        if table.status is not TableStatus.LOBBY:
+            raise Refusal(flow.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
+        if code.startswith("seat"):
+            answer = flow.join(ctx, user, int(code[4:]))
+            team = "A" if int(code[4:]) % 2 == 0 else "B"
+            return answer, {"team": team}
+        if code == "leave":
+            return flow.leave(ctx, user)
+        if code == "start":
+            return flow.start(ctx, user)
+        if code == "cancel":
+            return flow.cancel(ctx, user)
+        return flow.change_option(ctx, user, code)
+    if code == "more":
+        return flow.open_picker(ctx, user, token)
+    turn_action = action_of_code(code)
+    if turn_action is not None:
+        flow.act(ctx, user, token, turn_action)
+        return None
+    if code.startswith("sena_"):
+        # Stamped with the number of señas made: a doubled press (or an old copy) makes no second seña.
+        sena = flow.parse_sena(code)
+        ctx.require_match()
+        if sena is None or token.hand != table.hand_no:
+            raise Refusal(msg.STALE_BUTTON)
+        if token.stamp != sena_stamp(table.hand_no, len(ctx.match.hand.senas)):  # type: ignore[union-attr]
+            raise Refusal(msg.ALREADY_PLAYED)
+        return flow.make_sena(ctx, user, sena.value)
+    # Buttons valid for the whole hand.
+    if table.status is TableStatus.FINISHED:
+        raise Refusal(flow.MATCH_OVER)
+    if token.stamp != hand_stamp(table.hand_no):
+        raise Refusal(msg.STALE_BUTTON)
+    if table.status is not TableStatus.PLAYING:
+        raise Refusal(msg.STALE_BUTTON)
+    if code == "cards":
+        # Shown to the presser alone, as an alert: no new private message (one live hand message each).
+        seat = ctx.seat_of(user)
+        flow.back_in_control(ctx, seat)
+        ctx.render_hands = False
+        ctx.alert = True
+        return ctx.renderer().cards_alert(seat)
+    card = card_of_pick(code)
+    if card is not None:
+        flow.pick(ctx, user, card)
+        return None
+    if code == "discard":
+        return flow.confirm_discard(ctx, user)
+    if code.startswith("catch"):
+        caught = flow.catch(ctx, user, int(code[5:]))
+        ctx.alert = True
+        return caught
+    raise Refusal(msg.STALE_BUTTON)
+
+
+def redraw(ctx: TableContext, previous: TableStatus) -> list[OutMessage]:
+    """The views of the table after a command (beyond those the flow added on the way)."""
+    table = ctx.table
+    out = list(ctx.messages)
+    r = ctx.renderer()
+    if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
+        out.insert(0, r.lobby())  # a lobby that just closed is drawn once more, without its buttons
+    match = ctx.match
+    # A cancelled game closes its table and every private hand (drawn once more, without buttons).
+    live = (TableStatus.PLAYING, TableStatus.FINISHED, TableStatus.CANCELLED)
+    if table.status in live and match is not None and match.hand:
+        if not match.hand.over or table.status is TableStatus.CANCELLED:
+            out.append(r.table_message(fresh=ctx.table_fresh))
+        if ctx.render_hands and (ctx.hands_fresh or flow.private_signature(ctx) != ctx.private_before):
+            for seat in range(4):
+                private = r.private_hand(seat, fresh=ctx.hands_fresh)
+                if private is not None:
+                    out.append(private)
+    return out
