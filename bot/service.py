@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
-from bot import flow, steps
+from bot import flow, lobby, steps, timers
 from bot.chat_commands import ChatCommands
 from bot.deps import ServiceDeps, secure_rng, secure_table_id
 from bot.flow import Answer, Refusal, TableContext
@@ -160,7 +160,7 @@ class Service(ChatCommands):
                         alert=ctx.alert,
                         table=table_id,
                     )
-                flow.arm(ctx)
+                timers.arm(ctx)
                 ctx.sync_match()
                 messages = steps.redraw(ctx, previous)
                 schedule = list(ctx.flashes)
@@ -280,7 +280,7 @@ class Service(ChatCommands):
                     answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=existing
                 )
             now = self.deps.clock()
-            table = flow.new_table(
+            table = lobby.new_table(
                 self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now
             )
             table.seats[0] = Seat(
@@ -312,7 +312,7 @@ class Service(ChatCommands):
         """A table of four machine seats, started at once (a demo, the terminal's ``--auto``, benchmarks)."""
         lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
         now = self.deps.clock()
-        table = flow.new_table(self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now)
+        table = lobby.new_table(self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now)
         table.options.senas = senas
         table.options.target = target
         table.options.difficulty = difficulty
@@ -323,7 +323,7 @@ class Service(ChatCommands):
             return Outcome(answer=self._say(lang, ALREADY_TABLE), ok=False)
         except StoreUnavailable:
             return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False)
-        return await self._mutate(table.id, user, lambda ctx: flow.start(ctx, user, machines_only=True))
+        return await self._mutate(table.id, user, lambda ctx: lobby.start(ctx, user, machines_only=True))
 
     async def _create(self, table: TableState, chat: ChatRef, users: list[str]) -> None:
         """Store a new table, drawing another id if this one is taken (never for a busy chat)."""
@@ -392,7 +392,7 @@ class Service(ChatCommands):
             return Outcome(answer=self._say(self._lang_for(user), msg.STALE_BUTTON), ok=False)
 
         def step(ctx: TableContext) -> Answer:
-            return flow.join(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
+            return lobby.join(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
 
         return await self._mutate(table_id, user, step)
 
@@ -407,7 +407,7 @@ class Service(ChatCommands):
             return Outcome(answer=self._say(self._lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
         if table_id is None:
             return Outcome(answer=self._say(self._lang_for(user), NO_TABLE), ok=False)
-        return await self._mutate(table_id, user, lambda ctx: flow.cancel(ctx, user))
+        return await self._mutate(table_id, user, lambda ctx: lobby.cancel(ctx, user))
 
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
         """``/language xx``: the chat's language (also the active table's); without one, a picker."""
@@ -457,7 +457,7 @@ class Service(ChatCommands):
             return Outcome(ok=False)
 
         def step(ctx: TableContext) -> Answer:
-            if flow.fire(ctx, key) and not ctx.changed:
+            if timers.fire(ctx, key) and not ctx.changed:
                 ctx.render_hands = False  # a closed catch window only redraws the table
             return None
 

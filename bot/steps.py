@@ -7,7 +7,9 @@ async shell (:mod:`bot.service`) loads, runs these, and writes with a compare-an
 
 from __future__ import annotations
 
-from bot import flow
+from bot import flow, lobby
+from bot.autoplay import back_in_control
+from bot.context import MATCH_OVER
 from bot.flow import Answer, Refusal, TableContext
 from bot.i18n import common as msg
 from bot.model import TableStatus, UserRef
@@ -41,18 +43,18 @@ def dispatch(ctx: TableContext, user: UserRef, token: Token) -> Answer:
         if token.stamp != lobby_stamp():
             raise Refusal(msg.STALE_BUTTON)
         if table.status is not TableStatus.LOBBY:
-            raise Refusal(flow.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
+            raise Refusal(lobby.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
         if code.startswith("seat"):
-            answer = flow.join(ctx, user, int(code[4:]))
+            answer = lobby.join(ctx, user, int(code[4:]))
             team = "A" if int(code[4:]) % 2 == 0 else "B"
             return answer, {"team": team}
         if code == "leave":
-            return flow.leave(ctx, user)
+            return lobby.leave(ctx, user)
         if code == "start":
-            return flow.start(ctx, user)
+            return lobby.start(ctx, user)
         if code == "cancel":
-            return flow.cancel(ctx, user)
-        return flow.change_option(ctx, user, code)
+            return lobby.cancel(ctx, user)
+        return lobby.change_option(ctx, user, code)
     if code == "more":
         return flow.open_picker(ctx, user, token)
     turn_action = action_of_code(code)
@@ -70,7 +72,7 @@ def dispatch(ctx: TableContext, user: UserRef, token: Token) -> Answer:
         return flow.make_sena(ctx, user, sena.value)
     # Buttons valid for the whole hand.
     if table.status is TableStatus.FINISHED:
-        raise Refusal(flow.MATCH_OVER)
+        raise Refusal(MATCH_OVER)
     if token.stamp != hand_stamp(table.hand_no):
         raise Refusal(msg.STALE_BUTTON)
     if table.status is not TableStatus.PLAYING:
@@ -78,7 +80,7 @@ def dispatch(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     if code == "cards":
         # Shown to the presser alone, as an alert: no new private message (one live hand message each).
         seat = ctx.seat_of(user)
-        flow.back_in_control(ctx, seat)
+        back_in_control(ctx, seat)
         ctx.render_hands = False
         ctx.alert = True
         return ctx.renderer().cards_alert(seat)
