@@ -12,7 +12,7 @@ from bot.i18n.markers import N_
 from bot.model import TableState
 from engine.actions import Action, ActionKind
 from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
-from engine.evaluation import Lance, ParesKind
+from engine.evaluation import Lance, ParesKind, evaluate
 from engine.hand import Phase
 from engine.match import amarracos
 from engine.senas import Sena
@@ -124,3 +124,14 @@ def team_names(table: TableState, team: int) -> str:
     """``Ane y Brais``: the two names of a team."""
     t = translator(table.lang)
     return t.format(N_("{a} and {b}"), a=seat_name(table, team), b=seat_name(table, team + 2))
+
+
+def hand_summary(t: Translator, cards: Sequence[Card]) -> str:
+    """``duples · juego 31`` / ``no pares · punto 27``: what four cards hold, in the reader's words."""
+    ev = evaluate(cards)
+    parts = [t.gettext(PARES_NAMES[ev.pares_kind])]
+    if ev.has_juego:
+        parts.append(t.format(N_("juego {n}"), n=ev.total))
+    else:
+        parts.append(t.format(N_("punto {n}"), n=ev.total))
+    return " · ".join(parts)

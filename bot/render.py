@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot import story
-from bot.i18n import Translator, translator
+from bot.i18n import translator
 from bot.i18n.markers import N_
 from bot.labels import (
     LANCE_NAMES,
@@ -29,19 +29,18 @@ from bot.labels import (
     action_label,
     card_label,
     cards_label,
+    hand_summary,
     seat_name,
     stones_label,
     team_names,
 )
 from bot.model import TableState, TableStatus
-from bot.tokens import action_code, hand_stamp, lobby_stamp, make_token, pick_code, sena_stamp, turn_stamp
+from bot.private_view import PrivateView
+from bot.tokens import action_code, hand_stamp, lobby_stamp, make_token, turn_stamp
 from bot.views import Button, OutMessage
 from engine.actions import ActionKind
-from engine.cards import Card, card_name
-from engine.evaluation import evaluate
 from engine.hand import Hand, Phase
 from engine.match import Match
-from engine.senas import true_senas
 
 _ = N_
 
@@ -318,132 +317,11 @@ class Renderer:
 
     def private_hand(self, seat: int, *, fresh: bool = False) -> OutMessage | None:
         """A player's own cards, with discard, bet-amount and seña buttons; ``None`` for machine seats."""
-        table = self.table
-        s = table.seats[seat]
-        if s.user is None or self.match is None or self.match.hand is None:
-            return None
-        t = translator(s.lang)
-        hand = self.match.hand
-        view = self.match.view_for(seat)
-        lines = [t.format(N_("Game at {chat}, hand {n}"), chat=table.chat_title or "Mus", n=table.hand_no)]
-        if len(view.cards) == 4:
-            lines.append(t.format(N_("Your cards: {cards}"), cards=cards_label(view.cards)))
-            lines.append("→ " + self._hand_summary(t, view.cards))
-        else:
-            lines.append(
-                t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(view.cards))
-            )
-        partner = view.partner
-        for sena in view.partner_senas():
-            lines.append(
-                t.format(
-                    N_("Your partner {name} made you a seña: {sena}"),
-                    name=seat_name(table, partner),
-                    sena=t.gettext(SENA_NAMES[sena]),
-                )
-            )
-        for sv in view.senas:
-            if sv.seat % 2 != seat % 2 and sv.sena is not None:
-                lines.append(
-                    t.format(
-                        N_("You caught {name}'s seña: {sena}"),
-                        name=seat_name(table, sv.seat),
-                        sena=t.gettext(SENA_NAMES[sv.sena]),
-                    )
-                )
-        if table.status is TableStatus.CANCELLED:
-            lines.append(t.gettext(_("This table was cancelled.")))
-            return self._private(seat, lines, (), fresh)
-        if hand.over:
-            lines.append(t.gettext(_("Hand over.")))
-            return self._private(seat, lines, (), fresh)
-        rows: list[tuple[Button, ...]] = []
-        stamp = hand_stamp(table.hand_no)
-        if (
-            view.phase is Phase.DISCARD
-            and len(view.cards) == 4
-            and not self._discarded_this_round(hand, seat)
-        ):
-            picked = set(s.discard_pick)
-            lines.append(t.gettext(_("Choose the cards to discard, then confirm.")))
-            if s.discard_ready:
-                lines.append(t.gettext(_("Discard confirmed: waiting for your turn.")))
-            rows.append(
-                tuple(
-                    Button(
-                        ("✓ " if card_name(c) in picked else "") + card_label(c),
-                        make_token(table.id, stamp, pick_code(c)),
-                    )
-                    for c in view.cards
-                )
-            )
-            if picked:
-                rows.append(
-                    (
-                        Button(
-                            t.nformat("Discard {n} card", "Discard {n} cards", len(picked)),
-                            make_token(table.id, stamp, "discard"),
-                        ),
-                    )
-                )
-        rows.extend(self._picker(seat, t, hand))
-        if view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4:
-            options = true_senas(view.cards)
-            if options:
-                sstamp = sena_stamp(table.hand_no, len(hand.senas))
-                rows.append(
-                    tuple(
-                        Button(
-                            t.format(N_("Seña: {sena}"), sena=t.gettext(SENA_NAMES[o])),
-                            make_token(table.id, sstamp, f"sena_{o.value}"),
-                        )
-                        for o in options[:3]
-                    )
-                )
-        return self._private(seat, lines, tuple(rows), fresh)
-
-    def _picker(self, seat: int, t: Translator, hand: Hand) -> list[tuple[Button, ...]]:
-        """Every legal bet amount, once the player on turn asked for "more…" (8 to a row)."""
-        stamp = turn_stamp(self.table.hand_no, len(hand.log))
-        if hand.turn != seat or self.table.seats[seat].picker != stamp:
-            return []
-        standing = hand.betting.proposal if hand.betting is not None else 0
-        buttons = []
-        for action in hand.legal_actions(seat):
-            code = action_code(action)
-            if code is None or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
-                continue
-            total = standing + action.amount if action.kind is ActionKind.SUBE else 0
-            label = str(action.amount) if not total else f"+{action.amount} → {total}"
-            buttons.append(Button(label, make_token(self.table.id, stamp, code)))
-        return [tuple(buttons[i : i + 8]) for i in range(0, len(buttons), 8)]
+        return PrivateView(self.table, self.match).private_hand(seat, fresh=fresh)
 
     def cards_alert(self, seat: int) -> str:
         """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""
-        assert self.match is not None
-        s = self.table.seats[seat]
-        t = translator(s.lang)
-        view = self.match.view_for(seat)
-        if len(view.cards) == 4:
-            text = t.format(N_("Your cards: {cards}"), cards=cards_label(view.cards))
-            text += " → " + self._hand_summary(t, view.cards)
-        else:
-            text = t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(view.cards))
-        return text[:200]
-
-    @staticmethod
-    def _discarded_this_round(hand: Hand, seat: int) -> bool:
-        return len(hand.hands[seat]) < 4
-
-    @staticmethod
-    def _hand_summary(t: Translator, cards: Sequence[Card]) -> str:
-        ev = evaluate(cards)
-        parts = [t.gettext(PARES_NAMES[ev.pares_kind])]
-        if ev.has_juego:
-            parts.append(t.format(N_("juego {n}"), n=ev.total))
-        else:
-            parts.append(t.format(N_("punto {n}"), n=ev.total))
-        return " · ".join(parts)
+        return PrivateView(self.table, self.match).cards_alert(seat)
 
     # --- showdown and results ------------------------------------------------------------------------
 
@@ -459,7 +337,7 @@ class Renderer:
             for seat in hand.speaking_order():
                 lines.append(
                     f"{seat_name(table, seat)}: {cards_label(hand.hands[seat])} "
-                    f"({self._hand_summary(t, hand.hands[seat])})"
+                    f"({hand_summary(t, hand.hands[seat])})"
                 )
         lines.extend(story.count_lines(t, table, view))
         stopped = story.stopped_line(t, table, view)
@@ -504,18 +382,6 @@ class Renderer:
             slot=slot,
             text="\n".join(lines),
             chat=self.table.chat,
-            buttons=rows,
-            fresh=fresh,
-            table=self.table.id,
-        )
-
-    def _private(
-        self, seat: int, lines: Sequence[str], rows: tuple[tuple[Button, ...], ...], fresh: bool
-    ) -> OutMessage:
-        return OutMessage(
-            slot="hand",
-            text="\n".join(lines),
-            user=self.table.seats[seat].user,
             buttons=rows,
             fresh=fresh,
             table=self.table.id,
