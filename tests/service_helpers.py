@@ -297,3 +297,10 @@ async def human_step(
     o = await h.press(user, rng.choice(sorted(tokens)))
     assert o.ok, o.answer
     return True
+
+
+async def snapshot(h: Harness, table_id: str) -> tuple[int, str]:
+    """The stored version and data of a table: a refused press must leave both unchanged."""
+    stored = await h.tables.load(table_id)
+    assert stored is not None
+    return stored.version, stored.data

@@ -15,7 +15,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of, english, users_by_key
+from service_helpers import (
+    ANE,
+    BRAIS,
+    CAMILLE,
+    DANI,
+    GROUP,
+    Harness,
+    code_of,
+    english,
+    snapshot,
+    users_by_key,
+)
 
 from bot.flow import FlowSettings
 from bot.tokens import parse_token, turn_stamp
@@ -33,12 +44,6 @@ async def h() -> Harness:
     harness = Harness(settings=FlowSettings(machine_delay=0, next_hand_delay=0, turn_timeout=3600))
     await english(harness)
     return harness
-
-
-async def snapshot(h: Harness, table_id: str) -> tuple[int, str]:
-    stored = await h.tables.load(table_id)
-    assert stored is not None
-    return stored.version, stored.data
 
 
 async def four(h: Harness, **options: bool) -> str:

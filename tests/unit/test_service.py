@@ -32,6 +32,7 @@ from service_helpers import (
     english,
     human_step,
     seat_labels,
+    snapshot,
     stamp_of,
     users_by_key,
 )
@@ -67,12 +68,6 @@ async def h() -> Harness:
     harness = Harness()
     await english(harness)
     return harness
-
-
-async def snapshot(h: Harness, table_id: str) -> tuple[int, str]:
-    stored = await h.tables.load(table_id)
-    assert stored is not None
-    return stored.version, stored.data
 
 
 # --- lobby -------------------------------------------------------------------------------------------
