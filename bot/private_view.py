@@ -105,7 +105,7 @@ class PrivateView:
         if view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4:
             options = true_senas(view.cards)
             if options:
-                sstamp = sena_stamp(table.hand_no, len(hand.senas))
+                sstamp = sena_stamp(table.hand_no, hand.senas_made(seat))
                 rows.append(
                     tuple(
                         Button(

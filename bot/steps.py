@@ -62,12 +62,14 @@ def dispatch(ctx: TableContext, user: UserRef, token: Token) -> Answer:
         flow.act(ctx, user, token, turn_action)
         return None
     if code.startswith("sena_"):
-        # Stamped with the number of señas made: a doubled press (or an old copy) makes no second seña.
+        # Stamped with the señas the presser made: a doubled press (or an old copy) makes no second seña,
+        # while others' señas leave the button valid.
         sena = flow.parse_sena(code)
-        ctx.require_match()
+        hand = ctx.require_match().hand
+        assert hand is not None
         if sena is None or token.hand != table.hand_no:
             raise Refusal(msg.STALE_BUTTON)
-        if token.stamp != sena_stamp(table.hand_no, len(ctx.match.hand.senas)):  # type: ignore[union-attr]
+        if token.stamp != sena_stamp(table.hand_no, hand.senas_made(ctx.seat_of(user))):
             raise Refusal(msg.ALREADY_PLAYED)
         return flow.make_sena(ctx, user, sena.value)
     # Buttons valid for the whole hand.

@@ -6,8 +6,8 @@ where it is pressed, not on a table):
 - ``table``: the table id (8 characters, ``[a-z0-9]``);
 - ``stamp``: what the button was drawn for, so that a stale button is recognised — ``L`` for the lobby,
   ``{hand}`` for buttons valid the whole hand (cards, discard picks, catches), ``{hand}-{step}`` for turn
-  actions (valid only while no other action has been taken) and for señas (``step`` counts the señas made
-  in the hand, so a doubled press makes one seña);
+  actions (valid only while no other action has been taken) and for señas (``step`` counts the señas the
+  seat made in the hand, so a doubled press makes one seña);
 - ``code``: the action (see :data:`CODE_RE`).
 
 Tokens are validated, never trusted: :func:`parse_token` accepts only this grammar and the service checks
@@ -151,7 +151,8 @@ def card_of_pick(code: str) -> Card | None:
 
 
 def sena_stamp(hand_no: int, senas_made: int) -> str:
-    """Stamp of seña buttons: valid while the hand has ``senas_made`` señas (a doubled press is stale)."""
+    """Stamp of a seat's seña buttons: valid while that seat has made ``senas_made`` señas this hand (a
+    doubled press is stale; another player's seña is not)."""
     return f"{hand_no}-{senas_made}"
 
 

@@ -385,7 +385,7 @@ class Hand:
             raise SenaError(f"unknown seña {sena!r}") from None
         if len(self.hands[seat]) != 4:
             raise SenaError(f"seat {seat} is waiting for its new cards")
-        if sum(1 for s in self.senas if s.seat == seat) >= MAX_SENAS_PER_HAND:
+        if self.senas_made(seat) >= MAX_SENAS_PER_HAND:
             raise SenaError(f"seat {seat} has made its {MAX_SENAS_PER_HAND} señas this hand")
         if not sena_is_true(name, self.hands[seat]):
             raise SenaError(f"{name.value} is not true of seat {seat}'s cards")
@@ -411,6 +411,10 @@ class Hand:
         self.catches.append(record)
         self.journal.append((seat, f"catch {sena_index}", record.caught_at))
         return record
+
+    def senas_made(self, seat: int) -> int:
+        """How many señas ``seat`` has made this hand."""
+        return sum(1 for s in self.senas if s.seat == seat)
 
     def sena_known_to(self, seat: int, sena_index: int) -> bool:
         """Whether ``seat`` knows which seña ``sena_index`` was (its own side's, or caught)."""

@@ -189,7 +189,7 @@ def hand_view(hand: Hand, seat: int) -> SeatView:
         results=tuple(hand.results.values()),
         actions=actions,
         senas=senas,
-        senas_left=MAX_SENAS_PER_HAND - sum(1 for s in hand.senas if s.seat == seat),
+        senas_left=MAX_SENAS_PER_HAND - hand.senas_made(seat),
         shown=tuple(tuple(h) for h in hand.hands) if hand.shown else None,
         count=tuple(hand.count_lines),
         uncounted=tuple(hand.uncounted),

@@ -106,6 +106,20 @@ async def test_a_doubled_sena_press_makes_one_sena(h: Harness) -> None:
     assert len(state.match.hand.senas) == 1
     fresh = [b.token for b in h.on_screen(tid, "hand", user.key) if code_of(b.token).startswith("sena_")]
     assert fresh and fresh[0] != senas[0]  # redrawn with a new stamp: a second seña is a new press
+    # Another player's seña leaves this player's buttons valid (they count only their own señas).
+    for other in PLAYERS:
+        if other is user:
+            continue
+        theirs = [
+            b.token for b in h.on_screen(tid, "hand", other.key) if code_of(b.token).startswith("sena_")
+        ]
+        if theirs:
+            assert (await h.press(other, theirs[0])).ok
+            second = await h.press(user, fresh[0])
+            assert second.ok and second.answer == "Seña made: your partner sees it."
+            break
+    else:  # pragma: no cover - the seeded deal gives a second player a true seña
+        raise AssertionError("no other player could make a seña")
 
 
 async def test_a_catch_after_the_hand_ended_is_answered_without_a_traceback(
