@@ -250,6 +250,19 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
     table_one = table.table_message(1)
     assert re.search(r"✓ GRANDE: .*refused", table_one.text) and "Hand over" in table_one.text, table_one.text
     assert table_one.buttons == []  # hand 2's table superseded it: no live button left on it
+    # The whole hand stayed on the table until the count: both mus rounds, the discards, every lance.
+    story = table_one.text.splitlines()
+    assert len([line for line in story if line.startswith("Mus: ")]) == 2, story
+    assert any(line.startswith("Discards: ") for line in story), story
+    assert [line[2:8] for line in story if line.startswith("✓ ")][:2] == ["GRANDE", "CHICA:"], story
+    # While the envido stood, the table said what was at stake, and the raise said its total.
+    versions = [text for text, _ in version_texts(table_one)]
+    assert any(re.search(r"At stake: 2 — if refused, .+ take 1", v) for v in versions), versions
+    assert any(re.search(r"subo 2 → 4", v) for v in versions), versions
+    # The count says why: each line adds its parts up to what it pays and to whom.
+    count = [line for line in showdown_one[0].splitlines() if line.startswith("  ")]
+    assert count and all(re.search(r" = \d+ → |at once", line) for line in count), showdown_one[0]
+    assert re.search(r"Score: \d+ – \d+", showdown_one[0]), showdown_one[0]
 
     # Hand 2: no mus, órdago, wanted: the game is over.
     def hand_two(state: TableState, match: Match, seat: int, codes: list[str]) -> str | None:
