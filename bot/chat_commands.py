@@ -141,7 +141,12 @@ class ChatCommands:
             lang = self._lang_for(user) if user.lang else lang
         sections = tuple(
             OutMessage(
-                slot="rules", text=f"**{heading}**\n\n{body}", user=user.key, fresh=True, markdown=True
+                slot="rules",
+                text=f"**{heading}**\n\n{body}",
+                user=user.key,
+                fresh=True,
+                markdown=True,
+                origin=None if chat.private else chat.key,
             )
             for heading, body in rules_sections(lang)
         )
@@ -156,6 +161,10 @@ class ChatCommands:
                 OutMessage(slot="help", text=translator(lang).gettext(HELP_TEXT), chat=chat.key, fresh=True),
             )
         )
+
+    async def chat_language(self, chat_key: str) -> str:
+        """The language a group chat reads (its ``/language``, else the default)."""
+        return await self._chat_lang(ChatRef(chat_key), UserRef("", ""))
 
     async def _chat_lang(self, chat: ChatRef, user: UserRef) -> str:
         try:

@@ -33,6 +33,9 @@ class OutMessage:
     """Post a new message instead of editing the slot's last one."""
     table: str = ""
     """The table this message belongs to (adapters key message ids by table and slot)."""
+    origin: str | None = None
+    """For a private view asked for in a group (``/rules full``): that group's chat key, where an adapter says
+    so if the player cannot be written to."""
     markdown: bool = False
     """The text uses light Markdown (``**bold**`` and ``-`` lists): adapters render it in their idiom
     (Telegram: HTML entities, escaped) or strip the markers; plain text otherwise."""

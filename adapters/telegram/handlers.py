@@ -84,6 +84,14 @@ class TelegramHandlers:
         """The sender could not deliver a private view (403): invite that player from the group."""
         if message.user is not None and message.table:
             await self.invite(message.user, message.table)
+        elif message.user is not None and message.origin is not None and message.slot == "rules":
+            # The group was told "sent privately": say where to read them instead, once.
+            if (message.user, f"rules:{message.origin}") in self._invited:
+                return
+            self._invited.add((message.user, f"rules:{message.origin}"))
+            lang = await self.service.chat_language(message.origin)
+            text = translator(lang).format(RULES_LINK, link=self.deep_link(RULES_PAYLOAD))
+            self.sender.deliver([OutMessage(slot="notice", text=text, chat=message.origin, fresh=True)])
 
     def render(self, outcome: Outcome) -> None:
         """Hand an outcome's views to the sender."""

@@ -1172,6 +1172,29 @@ async def test_other_commands_in_every_language(tg: FakeTelegram, bot: RunningBo
     assert_clean(tg)
 
 
+async def test_full_rules_for_someone_who_blocked_the_bot_since(tg: FakeTelegram, bot: RunningBot) -> None:
+    """/rules full in a group by someone who opened the bot and blocked it since: the private messages are
+    refused (403), so the group, told "sent privately", also gets the link; the next time, only the link."""
+    group = tg.add_group("Mus")
+    iker = tg.add_user("Iker", language_code="en")
+    table = Table(tg, bot, group, players={0: iker})
+    tg.user_starts_bot(iker)
+    await table.settle()
+    await table.command(iker, "/language en")
+    tg.user_blocks_bot(iker)
+    welcomed = len(tg.bot_messages(iker.id))
+    for _ in range(2):
+        await table.command(iker, "/rules full")
+        await bot.sender.flush()
+    texts = tg.group_texts(group)
+    assert texts.count("📖 I sent you the full rules in our private chat.") == 1, texts
+    links = [t for t in texts if t.startswith("Open a private chat with me to read the full rules:")]
+    assert len(links) == 2 and all(link.endswith("?start=rules") for link in links), texts
+    assert texts.index(links[0]) > texts.index("📖 I sent you the full rules in our private chat.")
+    assert len(tg.bot_messages(iker.id)) == welcomed  # no rules reached the blocked chat
+    assert_clean(tg, allowed=lambda c: c.method == "sendMessage" and c.chat_id == iker.id)
+
+
 async def test_full_rules_for_someone_the_bot_cannot_write_to(tg: FakeTelegram, bot: RunningBot) -> None:
     """/rules full in a group by someone who never opened the bot: a ?start=rules link in the group (no
     attempt to write first); following it sends the full rules privately. In a private chat: no answer."""
