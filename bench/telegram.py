@@ -58,7 +58,6 @@ from pydantic import SecretStr
 from telegram import Update
 
 from adapters.telegram.app import TelegramRuntime, build_application
-from adapters.telegram.surfaces import MemorySurfaces
 from bot.flow import FlowSettings
 from bot.leaderboard import MemoryLeaderboard
 from bot.model import TableState, TableStatus
@@ -66,6 +65,7 @@ from bot.service import Service, ServiceDeps
 from bot.settings import Settings
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
+from bot.store.surfaces import MemorySurfaces
 from engine.hand import Hand, Phase
 from engine.state import restore_match
 from tests.e2e.fake_telegram import Call, FakeChat, FakeTelegram, FakeUser, StoredMessage

@@ -24,13 +24,14 @@ from telegram.ext import (
 )
 
 from adapters.telegram.handlers import TelegramHandlers
-from adapters.telegram.sender import Sender
-from adapters.telegram.surfaces import RedisSurfaces, Surfaces
+from adapters.telegram.transport import TelegramTransport
 from bot.bootstrap import App, run_deadlines
+from bot.delivery import Delivery
 from bot.i18n import LANGUAGES, translator
 from bot.i18n.markers import N_
 from bot.service import Service
 from bot.settings import Settings
+from bot.store.surfaces import RedisSurfaces, SurfaceStore
 from bot.views import Outcome
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class TelegramRuntime:
     """What runs next to the Application: the sender, the handlers and the deadline loop."""
 
     service: Service
-    sender: Sender
+    sender: Delivery
     handlers: TelegramHandlers
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     loop_task: asyncio.Task[None] | None = None
@@ -81,7 +82,7 @@ class TelegramRuntime:
 def build_application(
     service: Service,
     settings: Settings,
-    surfaces: Surfaces,
+    surfaces: SurfaceStore,
     *,
     rate_limiter: bool = True,
     min_interval: float = 1.0,
@@ -99,7 +100,7 @@ def build_application(
     # Updates are handled concurrently; the store's compare-and-set keeps every table consistent.
     builder = builder.concurrent_updates(16)
     application = builder.build()
-    sender = Sender(application.bot, surfaces, min_interval=min_interval)
+    sender = Delivery(TelegramTransport(application.bot), surfaces, min_interval=min_interval)
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable
     runtime = TelegramRuntime(service, sender, handlers)

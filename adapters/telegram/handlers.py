@@ -20,14 +20,14 @@ from telegram.ext import ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 from adapters.telegram.ids import chat_ref, user_ref
-from adapters.telegram.sender import Sender
-from adapters.telegram.surfaces import Surfaces
+from bot.delivery import Delivery
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
 from bot.model import ChatRef, TableStatus, UserRef
 from bot.service import Service
 from bot.store.ports import StoreUnavailable
+from bot.store.surfaces import SurfaceStore
 from bot.tokens import TokenError, parse_token
 from bot.views import Outcome, OutMessage
 
@@ -53,8 +53,8 @@ class TelegramHandlers:
     """The handlers of one Application, sharing the service, the sender and the surfaces."""
 
     service: Service
-    sender: Sender
-    surfaces: Surfaces
+    sender: Delivery
+    surfaces: SurfaceStore
     bot_username: str
     _invited: set[tuple[str, str]] = field(default_factory=set)
 
@@ -115,7 +115,7 @@ class TelegramHandlers:
         user = user_ref(update.effective_user)
         if update.effective_chat.type == "private":
             with contextlib.suppress(StoreUnavailable):
-                await self.surfaces.set_reachable(update.effective_user.id, True)
+                await self.surfaces.set_reachable(user.key, True)
         payload = context.args[0] if context.args else ""
         if (m := _JOIN_RE.match(payload)) is not None:
             await self._reply(update, await self.service.join_seat(user, m["table"], int(m["seat"])))
@@ -140,13 +140,13 @@ class TelegramHandlers:
         user = user_ref(update.effective_user)
         if chat.private:
             with contextlib.suppress(StoreUnavailable):
-                await self.surfaces.set_reachable(update.effective_user.id, True)
+                await self.surfaces.set_reachable(user.key, True)
         outcome = await self.service.new_table(chat, user)
         await self._reply(update, outcome)
         if not chat.private and outcome.ok and outcome.table:
             reachable = True
             with contextlib.suppress(StoreUnavailable):
-                reachable = await self.surfaces.reachable(update.effective_user.id)
+                reachable = await self.surfaces.reachable(user.key)
             if not reachable:  # the creator sits at once: they must open the bot before the deal
                 await self.invite(user.key, outcome.table)
 
@@ -184,7 +184,7 @@ class TelegramHandlers:
         if full and not chat.private:
             reachable = True  # if the store cannot tell, try: a refused private message costs nothing
             with contextlib.suppress(StoreUnavailable):
-                reachable = await self.surfaces.reachable(update.effective_user.id)
+                reachable = await self.surfaces.reachable(user.key)
             if not reachable:
                 # The bot cannot write first: a link that sends the rules once the user opens the bot.
                 text = translator(normalize_language(user.lang)).format(
@@ -224,7 +224,7 @@ class TelegramHandlers:
         alert = False
         url: str | None = None
         try:
-            link = await self._needs_private_chat(user, query.from_user.id, query.data)
+            link = await self._needs_private_chat(user, query.data)
             if link is not None:
                 url = link
             else:
@@ -241,7 +241,7 @@ class TelegramHandlers:
         except TelegramError as exc:
             log.info("could not answer a callback query: %s", exc)
 
-    async def _needs_private_chat(self, user: UserRef, user_id: int, data: str | None) -> str | None:
+    async def _needs_private_chat(self, user: UserRef, data: str | None) -> str | None:
         """A deep link for a seat press by someone the bot cannot write to yet (cards are dealt privately)."""
         try:
             token = parse_token(data)
@@ -250,7 +250,7 @@ class TelegramHandlers:
         if not (token.code.startswith("seat") and token.stamp == "L"):
             return None
         try:
-            if await self.surfaces.reachable(user_id):
+            if await self.surfaces.reachable(user.key):
                 return None
         except StoreUnavailable:
             return None

@@ -24,7 +24,6 @@ from pydantic import SecretStr
 from telegram import Update
 
 from adapters.telegram.app import TelegramRuntime, build_application
-from adapters.telegram.surfaces import MemorySurfaces, Surfaces
 from bot.bootstrap import App
 from bot.flow import FlowSettings
 from bot.leaderboard import MemoryLeaderboard
@@ -34,6 +33,7 @@ from bot.settings import Settings
 from bot.store.embedded import EmbeddedRedis
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
+from bot.store.surfaces import MemorySurfaces, SurfaceStore
 from engine.cards import SUIT_SYMBOLS, Card, card_name
 from engine.hand import Phase
 from engine.match import Match
@@ -104,7 +104,7 @@ class RunningBot:
     application: object
     runtime: TelegramRuntime
     service: Service
-    surfaces: Surfaces
+    surfaces: SurfaceStore
     app: App | None = None
     stopped: bool = False
 
@@ -131,7 +131,7 @@ class RunningBot:
 async def start_bot(
     tg: FakeTelegram,
     service: Service,
-    surfaces: Surfaces | None = None,
+    surfaces: SurfaceStore | None = None,
     *,
     min_interval: float = 0.0,
     app: App | None = None,

@@ -21,12 +21,12 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.telegram.app import start_telegram, stop_telegram
-from adapters.telegram.surfaces import RedisSurfaces
 from bot.bootstrap import build_app
 from bot.flow import FlowSettings
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.model import TableState, TableStatus
 from bot.render import MACHINE_NAMES
+from bot.store.surfaces import RedisSurfaces
 from engine.actions import ActionKind
 from engine.hand import Phase
 from engine.match import Match
@@ -767,7 +767,7 @@ async def test_pacing_one_call_per_interval_per_chat(tg: FakeTelegram, bots: lis
     bots.append(bot)
     # When the bot issues each call, per chat (the fake server's arrival times also carry the request's own
     # latency, which on a loaded machine can bring two paced calls closer than the interval).
-    issued: dict[int, list[float]] = {}
+    issued: dict[str, list[float]] = {}
     attempt = bot.sender._attempt
 
     async def spy(lane, item):  # type: ignore[no-untyped-def]
@@ -807,7 +807,7 @@ async def test_pacing_one_call_per_interval_per_chat(tg: FakeTelegram, bots: lis
     for call in tg.calls()[start_seq:]:
         if call.method in ("sendMessage", "editMessageText") and call.ok:
             per_chat.setdefault(call.chat_id, []).append(call.time)
-    assert table.chat.id in per_chat and table.chat.id in issued
+    assert table.chat.id in per_chat and f"tg:{table.chat.id}" in issued
     for chat_id, times in issued.items():  # the pacing itself: never two calls closer than the interval
         gaps = [b - a for a, b in itertools.pairwise(times)]
         assert not gaps or min(gaps) >= interval * 0.95, (chat_id, gaps)

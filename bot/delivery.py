@@ -1,127 +1,140 @@
-"""Delivering views to Telegram: latest state wins, within Telegram's limits.
+"""Delivering views to a chat platform: latest state wins, within the platform's limits.
 
-Each destination chat has a *lane*: a short queue of pending messages and one worker that sends them in
-order, at most one call per ``min_interval`` seconds for that chat (Telegram: ~1 message per second per
-chat, edits included). Views of the same table and slot (``lobby``, ``table``, ``hand``) coalesce: a newer
-state replaces the pending one, so no queue of stale edits ever builds up. Other slots (showdowns, notices,
-rules…) are always sent, in order. Views with ``markdown`` go out as HTML (:mod:`.formatting`).
+Each destination chat has a *lane*: a short queue of pending views and one worker that sends them in order,
+at most one call per ``min_interval`` seconds for that chat (Telegram: ~1 message per second per chat, edits
+included; Discord: ~5 per 5 s per channel). Views of the same table and slot (``lobby``, ``table``, ``hand``)
+coalesce: a newer state replaces the pending one, so no queue of stale edits ever builds up. Other slots
+(showdowns, notices, rules…) are always sent, in order. A view that would not change what its slot shows costs
+no call.
 
-A fresh message of a coalescing slot supersedes the one the slot showed until then (a new hand's table, new
+A fresh view of a coalescing slot supersedes the message the slot showed until then (a new hand's table, new
 cards after the discards, a table posted again): the old message loses its buttons in the next call of the
 lane, so that a chat never shows two live keyboards for one slot — unless the cache of what each slot shows
 proves the old one had none.
 
-Failures: "message is not modified" is success; a message that was deleted is posted again; ``RetryAfter``
-waits, then sends the newest state; a user who blocked the bot (403) is marked unreachable and their private
-views are dropped without affecting the table; other errors are logged and the view dropped.
+The platform is a :class:`Transport` (send, edit, clear the buttons) whose failures are typed: ``NotModified``
+is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the newest state;
+``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops their private
+views without affecting the table; other refusals are logged and the view dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dtm
 import logging
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
-
-from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
-from adapters.telegram.ids import telegram_id
-from adapters.telegram.surfaces import Surfaces
 from bot.store.ports import StoreUnavailable
+from bot.store.surfaces import SurfaceStore
 from bot.views import OutMessage
 
 log = logging.getLogger(__name__)
 
 #: Slots whose newer state replaces a pending older one.
 COALESCING_SLOTS = frozenset({"lobby", "table", "hand"})
-MAX_TEXT = 4096
 _SHOWN_CAP = 50_000
+
+
+class DeliveryError(Exception):
+    """The platform did not take a call."""
+
+
+class NotModified(DeliveryError):
+    """An edit that would change nothing: the message already shows it (a success)."""
+
+
+class MessageGone(DeliveryError):
+    """The message to edit no longer exists or can no longer be edited: post the view again."""
+
+
+class Unreachable(DeliveryError):
+    """The chat cannot be written to (a user who blocked the bot, or never opened it; closed DMs)."""
+
+
+class RateLimited(DeliveryError):
+    """The platform asks to wait ``retry_after`` seconds before the next call."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+class Refused(DeliveryError):
+    """Any other refusal (a bad request): the view is dropped and the reason logged."""
+
+
+class Transport(Protocol):
+    """One platform's calls, on the core's chat keys (``tg:-100123``) and string message ids."""
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``chat`` is a key of this platform (views for other platforms are not for it)."""
+        ...
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Post a new message showing ``message``; its id."""
+        ...
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Make message ``message_id`` show ``message`` (text and buttons)."""
+        ...
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Remove the buttons of a message (its text stays)."""
+        ...
 
 
 @dataclass
 class _Pending:
     message: OutMessage
     attempts: int = 0
-    strip: int | None = None
+    strip: str | None = None
     """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
 
 
 @dataclass
 class _Lane:
-    chat_id: int
+    chat_id: str
     pending: list[_Pending] = field(default_factory=list)
     last_call: float = -1e9
     worker: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
-    """The inline keyboard of a view (``None`` when it has no buttons)."""
-    if not message.buttons:
-        return None
-    return InlineKeyboardMarkup(
-        [
-            [InlineKeyboardButton(b.label, callback_data=b.token) for b in row]
-            for row in message.buttons
-            if row
-        ]
-    )
+def destination(message: OutMessage) -> str | None:
+    """The chat a view goes to: the user's private chat for a private view, else the table's chat."""
+    return message.user if message.user is not None else message.chat
 
 
-def text_of(message: OutMessage) -> tuple[str, str | None]:
-    """The text to send for a view and its ``parse_mode`` (HTML for Markdown views, none for plain text)."""
-    # Cut before converting: the visible text is never longer than the source, so it stays within the limit.
-    text = message.text[:MAX_TEXT]
-    if message.markdown:
-        text = markdown_to_html(text)
-    return (text or "…"), (PARSE_MODE if message.markdown else None)
-
-
-def destination(message: OutMessage) -> int | None:
-    """The Telegram chat a view goes to (a private view goes to the user's private chat)."""
-    key = message.user if message.user is not None else message.chat
-    return None if key is None else telegram_id(key)
-
-
-def _seconds(exc: RetryAfter) -> float:
-    with warnings.catch_warnings():  # PTB 22 deprecates the int form; both forms are handled here
-        warnings.simplefilter("ignore")
-        value = exc.retry_after
-    return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
-
-
-class Sender:
-    """Sends and edits messages for the bot core's views, one lane per chat."""
+class Delivery:
+    """Sends and edits messages for the core's views, one lane per chat, through one platform's transport."""
 
     def __init__(
         self,
-        bot: Bot,
-        surfaces: Surfaces,
+        transport: Transport,
+        surfaces: SurfaceStore,
         *,
         min_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         max_attempts: int = 3,
         on_unreachable: Callable[[OutMessage], Awaitable[None]] | None = None,
     ) -> None:
-        """Use ``bot`` to call Telegram and ``surfaces`` to remember which message shows what.
+        """Call the platform through ``transport``; ``surfaces`` remembers which message shows what.
 
-        ``on_unreachable`` hears of a private view that could not be delivered (403), to tell the table.
+        ``on_unreachable`` hears of a private view that could not be delivered, to tell the table.
         """
-        self.bot = bot
+        self.transport = transport
         self.on_unreachable = on_unreachable
         self.surfaces = surfaces
         self.min_interval = min_interval
         self.clock = clock
         self.max_attempts = max_attempts
-        self._lanes: dict[int, _Lane] = {}
+        self._lanes: dict[str, _Lane] = {}
         # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
-        self._shown: dict[tuple[int, str, str], tuple[str, object]] = {}
+        self._shown: dict[tuple[str, str, str], tuple[str, object]] = {}
         self.stats: dict[str, int] = {
             "send": 0,
             "edit": 0,
@@ -136,7 +149,7 @@ class Sender:
         """Queue views for delivery (returns at once; the lanes' workers send them)."""
         for message in messages:
             chat_id = destination(message)
-            if chat_id is None:
+            if chat_id is None or not self.transport.owns(chat_id):
                 continue
             lane = self._lanes.get(chat_id)
             if lane is None:
@@ -144,7 +157,7 @@ class Sender:
             self._enqueue(lane, message)
             if lane.worker is None or lane.worker.done():
                 lane.idle.clear()
-                lane.worker = asyncio.create_task(self._run(lane), name=f"tg-lane-{chat_id}")
+                lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{chat_id}")
 
     @staticmethod
     def _enqueue(lane: _Lane, message: OutMessage) -> None:
@@ -186,13 +199,13 @@ class Sender:
             lane.idle.set()
 
     async def _attempt(self, lane: _Lane, item: _Pending) -> float | None:
-        """Send one view; on a flood wait, put it back (unless newer state came) and return the wait."""
+        """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
         if item.strip is not None:
             return await self._attempt_strip(lane, item)
         message = item.message
         try:
             await self._send(lane, message)
-        except RetryAfter as exc:
+        except RateLimited as exc:
             self.stats["retry_after"] += 1
             item.attempts += 1
             newer = any(p.strip is None and _same_slot(p.message, message) for p in lane.pending)
@@ -200,8 +213,8 @@ class Sender:
             coalescing = message.slot in COALESCING_SLOTS
             if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
                 lane.pending.insert(0, item)
-            return _seconds(exc)
-        except Forbidden:
+            return exc.retry_after
+        except Unreachable:
             self.stats["blocked"] += 1
             if message.user is not None:
                 lane.pending = [p for p in lane.pending if p.message.user is None]
@@ -212,75 +225,68 @@ class Sender:
                         await self.on_unreachable(message)
                     except Exception:  # a notice must never break the lane
                         log.exception("could not tell the table about an unreachable player")
-            log.info("chat %s cannot be written to (403)", lane.chat_id)
+            log.info("chat %s cannot be written to", lane.chat_id)
         except StoreUnavailable:
             log.warning("surfaces store unavailable; a view was not delivered")
-        except TelegramError as exc:
-            log.warning("telegram refused a view for chat %s: %s", lane.chat_id, exc)
+        except DeliveryError as exc:
+            log.warning("the platform refused a view for chat %s: %s", lane.chat_id, exc)
         return None
 
     async def _attempt_strip(self, lane: _Lane, item: _Pending) -> float | None:
         """Remove the buttons of a superseded message; a message gone or already bare is fine as it is."""
         assert item.strip is not None
         try:
-            await self.bot.edit_message_reply_markup(chat_id=lane.chat_id, message_id=item.strip)
+            await self.transport.clear_buttons(lane.chat_id, item.strip)
             self.stats["stripped"] += 1
-        except RetryAfter as exc:
+        except RateLimited as exc:
             self.stats["retry_after"] += 1
             item.attempts += 1
             if item.attempts < self.max_attempts:
                 lane.pending.insert(0, item)
-            return _seconds(exc)
-        except BadRequest as exc:  # "not modified" (no buttons left), "not found" (deleted): nothing to do
+            return exc.retry_after
+        except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
             log.info("buttons of message %s in chat %s stay: %s", item.strip, lane.chat_id, exc)
-        except TelegramError as exc:
+        except DeliveryError as exc:
             log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
         return None
 
-    def _remember(self, key: tuple[int, str, str], content: tuple[str, object]) -> None:
+    def _remember(self, key: tuple[str, str, str], content: tuple[str, object]) -> None:
         if len(self._shown) >= _SHOWN_CAP:
             self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
         self._shown[key] = content
 
     async def _send(self, lane: _Lane, message: OutMessage) -> None:
         chat_id = lane.chat_id
-        text, parse_mode = text_of(message)
-        markup = markup_of(message)
         shown_key = (chat_id, message.table, message.slot)
-        content = (text, message.buttons)
+        content = (message.text, message.buttons)
         if not message.fresh and self._shown.get(shown_key) == content:
             self.stats["skipped"] += 1
             return
         slot_kept = bool(message.table) and message.slot in COALESCING_SLOTS
         known = await self.surfaces.get(message.table, chat_id, message.slot) if slot_kept else None
-        superseded: int | None = None
+        superseded: str | None = None
         if known is not None and message.fresh:
             # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
             shown = self._shown.get(shown_key)
             superseded = known if shown is None or shown[1] else None
         elif known is not None:
             try:
-                await self.bot.edit_message_text(
-                    text, chat_id=chat_id, message_id=known, reply_markup=markup, parse_mode=parse_mode
-                )
+                await self.transport.edit(chat_id, known, message)
                 self.stats["edit"] += 1
                 self._remember(shown_key, content)
                 return
-            except BadRequest as exc:
-                reason = str(exc).lower()
-                if "not modified" in reason:
-                    self.stats["not_modified"] += 1
-                    self._remember(shown_key, content)
-                    return
-                if "not found" not in reason and "can't be edited" not in reason:
-                    raise
+            except NotModified:
+                self.stats["not_modified"] += 1
+                self._remember(shown_key, content)
+                return
+            except MessageGone:
                 await self.surfaces.forget(message.table, chat_id, message.slot)  # deleted: post it again
-        sent = await self.bot.send_message(chat_id, text, reply_markup=markup, parse_mode=parse_mode)
+        sent = await self.transport.send(chat_id, message)
         self.stats["send"] += 1
         if slot_kept:
             self._remember(shown_key, content)
-            await self.surfaces.set(message.table, chat_id, message.slot, sent.message_id)
-        if superseded is not None and superseded != sent.message_id:
+            await self.surfaces.set(message.table, chat_id, message.slot, sent)
+        if superseded is not None and superseded != sent:
             # The next call of this lane, paced like any other: the new message goes out first.
             lane.pending.insert(0, _Pending(message, strip=superseded))
         if message.user is not None:

@@ -1,0 +1,122 @@
+"""The Bot API calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons.
+
+Views become Telegram messages here (an inline keyboard for the buttons, HTML for Markdown views, the 4096
+character limit), and Telegram's failures become the core's typed delivery errors: "message is not modified"
+is :class:`~bot.delivery.NotModified`; a message not found or too old to edit is
+:class:`~bot.delivery.MessageGone`; 403 is :class:`~bot.delivery.Unreachable`; ``RetryAfter`` is
+:class:`~bot.delivery.RateLimited`.
+"""
+
+from __future__ import annotations
+
+import datetime as dtm
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+
+from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
+from adapters.telegram.ids import PREFIX, telegram_id
+from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.views import OutMessage
+
+MAX_TEXT = 4096
+_T = TypeVar("_T")
+
+
+def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
+    """The inline keyboard of a view (``None`` when it has no buttons)."""
+    if not message.buttons:
+        return None
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(b.label, callback_data=b.token) for b in row]
+            for row in message.buttons
+            if row
+        ]
+    )
+
+
+def text_of(message: OutMessage) -> tuple[str, str | None]:
+    """The text to send for a view and its ``parse_mode`` (HTML for Markdown views, none for plain text)."""
+    # Cut before converting: the visible text is never longer than the source, so it stays within the limit.
+    text = message.text[:MAX_TEXT]
+    if message.markdown:
+        text = markdown_to_html(text)
+    return (text or "…"), (PARSE_MODE if message.markdown else None)
+
+
+def _seconds(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():  # PTB 22 deprecates the int form; both forms are handled here
+        warnings.simplefilter("ignore")
+        value = exc.retry_after
+    return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
+
+
+async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one Bot API call, its failures as the core's delivery errors."""
+    try:
+        return await call()
+    except RetryAfter as exc:
+        raise RateLimited(_seconds(exc)) from exc
+    except Forbidden as exc:
+        raise Unreachable(str(exc)) from exc
+    except BadRequest as exc:
+        reason = str(exc).lower()
+        if "not modified" in reason:
+            raise NotModified(str(exc)) from exc
+        if "not found" in reason or "can't be edited" in reason:
+            raise MessageGone(str(exc)) from exc
+        raise Refused(str(exc)) from exc
+    except TelegramError as exc:
+        raise Refused(str(exc)) from exc
+
+
+class TelegramTransport:
+    """Sends, edits and clears the buttons of messages through one bot."""
+
+    def __init__(self, bot: Bot) -> None:
+        """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one)."""
+        self.bot = bot
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``chat`` is a Telegram key (``tg:<id>``)."""
+        return chat.startswith(PREFIX) and telegram_id(chat) is not None
+
+    @staticmethod
+    def _id(chat: str) -> int:
+        chat_id = telegram_id(chat)
+        if chat_id is None:
+            raise Refused(f"not a Telegram chat: {chat!r}")
+        return chat_id
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Post a new message; its id."""
+        text, parse_mode = text_of(message)
+        sent = await _call(
+            lambda: self.bot.send_message(
+                self._id(chat), text, reply_markup=markup_of(message), parse_mode=parse_mode
+            )
+        )
+        return str(sent.message_id)
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Make a message show a view's text and buttons."""
+        text, parse_mode = text_of(message)
+        await _call(
+            lambda: self.bot.edit_message_text(
+                text,
+                chat_id=self._id(chat),
+                message_id=int(message_id),
+                reply_markup=markup_of(message),
+                parse_mode=parse_mode,
+            )
+        )
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Remove a message's inline keyboard."""
+        await _call(
+            lambda: self.bot.edit_message_reply_markup(chat_id=self._id(chat), message_id=int(message_id))
+        )

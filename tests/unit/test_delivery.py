@@ -1,0 +1,196 @@
+"""Latest-state-wins delivery (``bot.delivery``) against a fake platform: what a chat ends up showing.
+
+The fake transport keeps messages like a chat does and can be told to fail the next call in each of the
+typed ways a platform fails. No pacing here (``min_interval=0``) unless a test measures it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.store.surfaces import MemorySurfaces
+from bot.views import Button, OutMessage
+
+GROUP = "x:-1"
+ANE = "x:1"
+
+
+class FakeTransport:
+    """A platform that keeps every message (text, buttons) and records every call."""
+
+    def __init__(self) -> None:
+        self.messages: dict[tuple[str, str], tuple[str, tuple[tuple[Button, ...], ...]]] = {}
+        self.calls: list[tuple[str, str, float]] = []
+        self.fail_next: list[Exception] = []
+        self._ids = itertools.count(1)
+
+    def owns(self, chat: str) -> bool:
+        return chat.startswith("x:")
+
+    def _maybe_fail(self, kind: str, chat: str) -> None:
+        self.calls.append((kind, chat, asyncio.get_running_loop().time()))
+        if self.fail_next:
+            raise self.fail_next.pop(0)
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        self._maybe_fail("send", chat)
+        message_id = str(next(self._ids))
+        self.messages[(chat, message_id)] = (message.text, message.buttons)
+        return message_id
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        self._maybe_fail("edit", chat)
+        if (chat, message_id) not in self.messages:
+            raise MessageGone("message to edit not found")
+        if self.messages[(chat, message_id)] == (message.text, message.buttons):
+            raise NotModified("message is not modified")
+        self.messages[(chat, message_id)] = (message.text, message.buttons)
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        self._maybe_fail("clear", chat)
+        text, _ = self.messages[(chat, message_id)]
+        self.messages[(chat, message_id)] = (text, ())
+
+    def kinds(self, chat: str | None = None) -> list[str]:
+        return [kind for kind, c, _ in self.calls if chat is None or c == chat]
+
+
+def table_view(text: str, *, fresh: bool = False, user: str | None = None) -> OutMessage:
+    slot = "hand" if user else "table"
+    button = ((Button("Paso", f"t0000001.1-0.{text[:4] or 'paso'}"),),)
+    return OutMessage(
+        slot=slot,
+        text=text,
+        chat=None if user else GROUP,
+        user=user,
+        buttons=button,
+        fresh=fresh,
+        table="t0000001",
+    )
+
+
+@pytest.fixture
+def platform() -> FakeTransport:
+    return FakeTransport()
+
+
+@pytest.fixture
+def surfaces() -> MemorySurfaces:
+    return MemorySurfaces()
+
+
+async def test_latest_state_wins_and_unchanged_views_cost_nothing(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0.05)
+    delivery.deliver([table_view("one", fresh=True), table_view("two"), table_view("three")])
+    await delivery.flush()
+    # Newer states replaced the waiting one (still a new message, as the first asked): one call, not three.
+    assert platform.kinds(GROUP) == ["send"]
+    delivery.deliver([table_view("four"), table_view("five")])
+    await delivery.flush()
+    assert platform.kinds(GROUP) == ["send", "edit"]
+    (shown,) = [v for (c, _), v in platform.messages.items() if c == GROUP]
+    assert shown[0] == "five"
+    delivery.deliver([table_view("five")])  # what the slot already shows
+    await delivery.flush()
+    assert platform.kinds(GROUP) == ["send", "edit"] and delivery.stats["skipped"] == 1
+    await delivery.close()
+
+
+async def test_a_lane_paces_its_calls(platform: FakeTransport, surfaces: MemorySurfaces) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0.1)
+    for i in range(3):
+        delivery.deliver([OutMessage(slot="notice", text=f"n{i}", chat=GROUP, fresh=True)])
+    await delivery.flush()
+    times = [t for _, c, t in platform.calls if c == GROUP]
+    assert len(times) == 3 and all(b - a >= 0.095 for a, b in itertools.pairwise(times))
+    await delivery.close()
+
+
+async def test_not_modified_is_success_and_a_vanished_message_is_posted_again(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    delivery.deliver([table_view("one", fresh=True)])
+    await delivery.flush()
+    platform.fail_next.append(NotModified("message is not modified"))
+    delivery.deliver([table_view("two")])
+    await delivery.flush()
+    assert delivery.stats["not_modified"] == 1
+    platform.messages.clear()  # somebody deleted the table message
+    delivery.deliver([table_view("three")])
+    await delivery.flush()
+    assert platform.kinds(GROUP)[-2:] == ["edit", "send"]
+    assert [v[0] for v in platform.messages.values()] == ["three"]
+    assert await surfaces.get("t0000001", GROUP, "table") == "2"  # the new message now shows the slot
+    await delivery.close()
+
+
+async def test_a_rate_limit_waits_then_sends_the_newest_state(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    delivery.deliver([table_view("one", fresh=True)])
+    await delivery.flush()
+    platform.fail_next.append(RateLimited(0.1))
+    delivery.deliver([table_view("two")])
+    await asyncio.sleep(0.02)
+    delivery.deliver([table_view("three")])  # arrives during the wait: it replaces "two"
+    await delivery.flush()
+    assert delivery.stats["retry_after"] == 1
+    assert [v[0] for v in platform.messages.values()] == ["three"]
+    await delivery.close()
+
+
+async def test_an_unreachable_user_loses_their_private_views_not_the_table(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    heard: list[OutMessage] = []
+
+    async def on_unreachable(message: OutMessage) -> None:
+        heard.append(message)
+
+    delivery = Delivery(platform, surfaces, min_interval=0.02, on_unreachable=on_unreachable)
+    await surfaces.set_reachable(ANE, True)
+    platform.fail_next.append(Unreachable("bot was blocked by the user"))
+    delivery.deliver([table_view("hand 1", user=ANE, fresh=True), table_view("hand 2", user=ANE, fresh=True)])
+    delivery.deliver([table_view("the table", fresh=True)])
+    await delivery.flush()
+    assert not await surfaces.reachable(ANE)
+    assert [m.text for m in heard] == ["hand 1"]
+    assert platform.kinds(ANE) == ["send"]  # the second private view was dropped, not retried
+    assert platform.kinds(GROUP) == ["send"]
+    await delivery.close()
+
+
+async def test_a_fresh_view_takes_the_buttons_off_the_message_it_supersedes(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    delivery.deliver([table_view("hand 1", fresh=True)])
+    await delivery.flush()
+    delivery.deliver([table_view("hand 2", fresh=True)])
+    await delivery.flush()
+    assert platform.kinds(GROUP) == ["send", "send", "clear"]
+    live = [text for text, buttons in platform.messages.values() if buttons]
+    assert live == ["hand 2"] and delivery.stats["stripped"] == 1
+    await delivery.close()
+
+
+async def test_other_refusals_drop_the_view_and_views_of_other_platforms_are_ignored(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    platform.fail_next.append(Refused("Bad Request: something odd"))
+    delivery.deliver([OutMessage(slot="notice", text="lost", chat=GROUP, fresh=True)])
+    delivery.deliver([OutMessage(slot="notice", text="elsewhere", chat="tg:-5", fresh=True)])
+    delivery.deliver([OutMessage(slot="notice", text="kept", chat=GROUP, fresh=True)])
+    await delivery.flush()
+    assert [v[0] for v in platform.messages.values()] == ["kept"]
+    assert all(c == GROUP for _, c, _ in platform.calls)
+    await delivery.close()
