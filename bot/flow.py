@@ -17,7 +17,6 @@ from engine.actions import Action
 from engine.cards import Card, card_name
 from engine.errors import CatchError, MusError, SenaError
 from engine.hand import Phase
-from engine.senas import Sena
 
 __all__ = ["Answer", "FlowSettings", "Refusal", "TableContext", "load_context", "private_signature"]
 
@@ -165,11 +164,3 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
     from bot.render import SENA_NAMES, seat_name  # local: names only needed for this answer
 
     return CAUGHT, {"name": seat_name(ctx.table, made.seat), "sena": SENA_NAMES[made.sena]}
-
-
-def parse_sena(code: str) -> Sena | None:
-    """The seña of a ``sena_…`` code."""
-    try:
-        return Sena(code.removeprefix("sena_"))
-    except ValueError:
-        return None

@@ -79,20 +79,20 @@ def _require_organiser(ctx: TableContext, user: UserRef) -> None:
         raise Refusal(ONLY_CREATOR)
 
 
-def change_option(ctx: TableContext, user: UserRef, code: str) -> str:
-    """Toggle or cycle a lobby option (señas, target, mode)."""
+def change_option(ctx: TableContext, user: UserRef, option: str) -> str:
+    """Toggle or cycle a lobby option (``senas``, ``target``, ``mode``, ``level``)."""
     if ctx.table.status is not TableStatus.LOBBY:
         raise Refusal(NOT_IN_LOBBY)
     _require_organiser(ctx, user)
     opts = ctx.table.options
-    if code == "o_senas":
+    if option == "senas":
         opts.senas = not opts.senas
-    elif code == "o_target":
+    elif option == "target":
         i = TARGET_CHOICES.index(opts.target) if opts.target in TARGET_CHOICES else -1
         opts.target = TARGET_CHOICES[(i + 1) % len(TARGET_CHOICES)]
-    elif code == "o_mode":
+    elif option == "mode":
         opts.mode = "game" if opts.mode == "match" else "match"
-    elif code == "o_level":
+    elif option == "level":
         i = LEVELS.index(opts.difficulty) if opts.difficulty in LEVELS else -1
         opts.difficulty = LEVELS[(i + 1) % len(LEVELS)]
     ctx.changed = True

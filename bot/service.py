@@ -36,6 +36,7 @@ from bot.store.ports import (
 )
 from bot.tokens import (
     CHAT_SCOPE,
+    SetLanguage,
     TokenError,
     language_token,
     parse_token,
@@ -369,9 +370,9 @@ class Service(ChatCommands):
         except TokenError:
             return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
         if token.table == CHAT_SCOPE:
-            if chat is None:
+            if chat is None or not isinstance(token.command, SetLanguage):
                 return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
-            return await self.set_language(chat, user, token.code.removeprefix("lang_"))
+            return await self.set_language(chat, user, token.command.lang)
         return await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
 
     async def show_hand(self, user: UserRef, table_id: str) -> Outcome:

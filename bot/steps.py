@@ -13,89 +13,90 @@ from bot.context import MATCH_OVER
 from bot.flow import Answer, Refusal, TableContext
 from bot.i18n import common as msg
 from bot.model import TableStatus, UserRef
-from bot.tokens import Token, action_of_code, card_of_pick, hand_stamp, lobby_stamp, sena_stamp
-from bot.views import OutMessage
-
-#: Codes of lobby buttons (valid only in the lobby, stamped ``L``).
-LOBBY_CODES = frozenset(
-    {
-        "seat0",
-        "seat1",
-        "seat2",
-        "seat3",
-        "leave",
-        "start",
-        "cancel",
-        "o_senas",
-        "o_target",
-        "o_mode",
-        "o_level",
-    }
+from bot.tokens import (
+    CatchSena,
+    ChangeOption,
+    ConfirmDiscard,
+    LobbyAction,
+    MakeSena,
+    OpenPicker,
+    PickCard,
+    ShowCards,
+    TakeSeat,
+    Token,
+    TurnAction,
+    hand_stamp,
+    lobby_stamp,
+    sena_stamp,
 )
+from bot.views import OutMessage
 
 
 def dispatch(ctx: TableContext, user: UserRef, token: Token) -> Answer:
-    """What a button press does: its parsed token checked against the table, then one flow step."""
-    code = token.code
+    """What a button press does: its parsed command checked against the table (stamp, status), then one
+    flow step."""
     table = ctx.table
-    if code in LOBBY_CODES:
-        # Lobby buttons only work in the lobby (an old lobby message must not cancel a running game).
-        if token.stamp != lobby_stamp():
-            raise Refusal(msg.STALE_BUTTON)
-        if table.status is not TableStatus.LOBBY:
-            raise Refusal(lobby.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
-        if code.startswith("seat"):
-            answer = lobby.join(ctx, user, int(code[4:]))
-            team = "A" if int(code[4:]) % 2 == 0 else "B"
-            return answer, {"team": team}
-        if code == "leave":
-            return lobby.leave(ctx, user)
-        if code == "start":
-            return lobby.start(ctx, user)
-        if code == "cancel":
-            return lobby.cancel(ctx, user)
-        return lobby.change_option(ctx, user, code)
-    if code == "more":
-        return flow.open_picker(ctx, user, token)
-    turn_action = action_of_code(code)
-    if turn_action is not None:
-        flow.act(ctx, user, token, turn_action)
-        return None
-    if code.startswith("sena_"):
-        # Stamped with the señas the presser made: a doubled press (or an old copy) makes no second seña,
-        # while others' señas leave the button valid.
-        sena = flow.parse_sena(code)
-        hand = ctx.require_match().hand
-        assert hand is not None
-        if sena is None or token.hand != table.hand_no:
-            raise Refusal(msg.STALE_BUTTON)
-        if token.stamp != sena_stamp(table.hand_no, hand.senas_made(ctx.seat_of(user))):
-            raise Refusal(msg.ALREADY_PLAYED)
-        return flow.make_sena(ctx, user, sena.value)
+    command = token.command
+    match command:
+        case TakeSeat() | LobbyAction() | ChangeOption():
+            # Lobby buttons only work in the lobby (an old lobby message must not cancel a running game).
+            if token.stamp != lobby_stamp():
+                raise Refusal(msg.STALE_BUTTON)
+            if table.status is not TableStatus.LOBBY:
+                raise Refusal(lobby.NOT_IN_LOBBY if table.status is TableStatus.PLAYING else msg.STALE_BUTTON)
+            return _lobby(ctx, user, command)
+        case OpenPicker():
+            return flow.open_picker(ctx, user, token)
+        case TurnAction(action):
+            flow.act(ctx, user, token, action)
+            return None
+        case MakeSena(sena):
+            # Stamped with the señas the presser made: a doubled press (or an old copy) makes no second
+            # seña, while others' señas leave the button valid.
+            hand = ctx.require_match().hand
+            assert hand is not None
+            if token.hand != table.hand_no:
+                raise Refusal(msg.STALE_BUTTON)
+            if token.stamp != sena_stamp(table.hand_no, hand.senas_made(ctx.seat_of(user))):
+                raise Refusal(msg.ALREADY_PLAYED)
+            return flow.make_sena(ctx, user, sena.value)
     # Buttons valid for the whole hand.
     if table.status is TableStatus.FINISHED:
         raise Refusal(MATCH_OVER)
-    if token.stamp != hand_stamp(table.hand_no):
+    if token.stamp != hand_stamp(table.hand_no) or table.status is not TableStatus.PLAYING:
         raise Refusal(msg.STALE_BUTTON)
-    if table.status is not TableStatus.PLAYING:
-        raise Refusal(msg.STALE_BUTTON)
-    if code == "cards":
-        # Shown to the presser alone, as an alert: no new private message (one live hand message each).
-        seat = ctx.seat_of(user)
-        back_in_control(ctx, seat)
-        ctx.render_hands = False
-        ctx.alert = True
-        return ctx.renderer().cards_alert(seat)
-    card = card_of_pick(code)
-    if card is not None:
-        flow.pick(ctx, user, card)
-        return None
-    if code == "discard":
-        return flow.confirm_discard(ctx, user)
-    if code.startswith("catch"):
-        caught = flow.catch(ctx, user, int(code[5:]))
-        ctx.alert = True
-        return caught
+    match command:
+        case ShowCards():
+            # Shown to the presser alone, as an alert: no new private message (one live hand message each).
+            seat = ctx.seat_of(user)
+            back_in_control(ctx, seat)
+            ctx.render_hands = False
+            ctx.alert = True
+            return ctx.renderer().cards_alert(seat)
+        case PickCard(card):
+            flow.pick(ctx, user, card)
+            return None
+        case ConfirmDiscard():
+            return flow.confirm_discard(ctx, user)
+        case CatchSena(index):
+            caught = flow.catch(ctx, user, index)
+            ctx.alert = True
+            return caught
+    raise Refusal(msg.STALE_BUTTON)
+
+
+def _lobby(ctx: TableContext, user: UserRef, command: TakeSeat | LobbyAction | ChangeOption) -> Answer:
+    match command:
+        case TakeSeat(seat):
+            return lobby.join(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
+        case LobbyAction("leave"):
+            return lobby.leave(ctx, user)
+        case LobbyAction("start"):
+            return lobby.start(ctx, user)
+        case LobbyAction("cancel"):
+            return lobby.cancel(ctx, user)
+        case ChangeOption(option):
+            return lobby.change_option(ctx, user, option)
     raise Refusal(msg.STALE_BUTTON)
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from engine.actions import Action, ActionKind
 from engine.cards import Card, card_name, parse_card
 from engine.errors import CardError
+from engine.senas import Sena
 
 MAX_TOKEN_BYTES = 64
 TABLE_ID_RE = re.compile(r"^[a-z0-9]{8}$")
@@ -81,6 +83,128 @@ class TokenError(ValueError):
     """A token that does not follow the grammar."""
 
 
+# --- what a button asks for, parsed once ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TakeSeat:
+    """Sit at seat ``seat`` (lobby)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyAction:
+    """Leave one's seat, start the game, or cancel the table (lobby)."""
+
+    name: Literal["leave", "start", "cancel"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeOption:
+    """Toggle or cycle a lobby option."""
+
+    option: Literal["senas", "target", "mode", "level"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnAction:
+    """A turn action (mus, paso, envido N, quiero…): the engine judges it."""
+
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class OpenPicker:
+    """ "More…": every legal amount in the player's private hand for this turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class PickCard:
+    """Toggle ``card`` for discarding."""
+
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmDiscard:
+    """Confirm the picked cards."""
+
+
+@dataclass(frozen=True, slots=True)
+class MakeSena:
+    """Make seña ``sena``."""
+
+    sena: Sena
+
+
+@dataclass(frozen=True, slots=True)
+class CatchSena:
+    """Press the ⚡ of the hand's seña number ``index``."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShowCards:
+    """ "My cards": one's own cards, to oneself."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetLanguage:
+    """Set the language of the chat where the button was pressed."""
+
+    lang: str
+
+
+#: What a button asks for: every code of the grammar maps to exactly one of these.
+Command = (
+    TakeSeat
+    | LobbyAction
+    | ChangeOption
+    | TurnAction
+    | OpenPicker
+    | PickCard
+    | ConfirmDiscard
+    | MakeSena
+    | CatchSena
+    | ShowCards
+    | SetLanguage
+)
+
+
+def command_of(code: str) -> Command:
+    """The command a code stands for; :class:`TokenError` for a code no button of ours carries."""
+    action = action_of_code(code)
+    if action is not None:
+        return TurnAction(action)
+    if code.startswith("seat") and code[4:].isdigit():
+        return TakeSeat(int(code[4:]))
+    if code in ("leave", "start", "cancel"):
+        return LobbyAction(code)  # type: ignore[arg-type]
+    if code in ("o_senas", "o_target", "o_mode", "o_level"):
+        return ChangeOption(code.removeprefix("o_"))  # type: ignore[arg-type]
+    if code == "more":
+        return OpenPicker()
+    if code == "discard":
+        return ConfirmDiscard()
+    if code == "cards":
+        return ShowCards()
+    card = card_of_pick(code)
+    if card is not None:
+        return PickCard(card)
+    if code.startswith("catch") and code[5:].isdigit():
+        return CatchSena(int(code[5:]))
+    if code.startswith("sena_"):
+        try:
+            return MakeSena(Sena(code.removeprefix("sena_")))
+        except ValueError:
+            raise TokenError("not a seña") from None
+    if code.startswith("lang_"):
+        return SetLanguage(code.removeprefix("lang_"))
+    raise TokenError("not a code")
+
+
 @dataclass(frozen=True, slots=True)
 class Token:
     """A parsed token."""
@@ -88,6 +212,8 @@ class Token:
     table: str
     stamp: str
     code: str
+    command: Command
+    """What the button asks for (parsed once, from ``code``)."""
 
     @property
     def hand(self) -> int | None:
@@ -121,10 +247,10 @@ def parse_token(data: object) -> Token:
     if match is None:
         raise TokenError("not a token")
     if match["chat"] is not None:
-        return Token(CHAT_SCOPE, "C", match["chat_code"])
+        return Token(CHAT_SCOPE, "C", match["chat_code"], command_of(match["chat_code"]))
     if CODE_RE.fullmatch(match["code"]) is None:
         raise TokenError("not a token")
-    return Token(match["table"], match["stamp"], match["code"])
+    return Token(match["table"], match["stamp"], match["code"], command_of(match["code"]))
 
 
 def language_token(lang: str) -> str:

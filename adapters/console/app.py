@@ -36,9 +36,9 @@ from bot.i18n.markers import N_
 from bot.labels import LEVELS, TARGET_CHOICES
 from bot.model import ChatRef, TableOptions, TableStatus, UserRef
 from bot.settings import Settings
-from bot.tokens import TokenError, card_of_pick, parse_token
+from bot.tokens import PickCard, TokenError, parse_token
 from bot.views import Button, Outcome, OutMessage
-from engine.cards import card_name
+from engine.cards import Card, card_name
 
 _RULE = "─" * 60
 
@@ -90,6 +90,15 @@ def code_of(button: Button) -> str | None:
         return parse_token(button.token).code
     except TokenError:
         return None
+
+
+def card_of(button: Button) -> Card | None:
+    """The card a discard-pick button toggles (``None`` for any other button)."""
+    try:
+        command = parse_token(button.token).command
+    except TokenError:
+        return None
+    return command.card if isinstance(command, PickCard) else None
 
 
 class ConsoleTable:
@@ -214,7 +223,7 @@ class ConsoleTable:
         names = set(state.seats[seat].discard_pick)
         picked: set[str] = set()
         for b in cards:
-            card = card_of_pick(code_of(b) or "")
+            card = card_of(b)
             if card is not None and card_name(card) in names:
                 picked.add(b.token)
         return picked
@@ -222,7 +231,7 @@ class ConsoleTable:
 
 def _is_card(button: Button) -> bool:
     """Whether a button picks a card for the discard (its code names the card)."""
-    return card_of_pick(code_of(button) or "") is not None
+    return card_of(button) is not None
 
 
 def _flow_for_terminal() -> FlowSettings:

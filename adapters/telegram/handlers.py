@@ -28,7 +28,7 @@ from bot.model import ChatRef, TableStatus, UserRef
 from bot.service import Service
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
-from bot.tokens import TokenError, parse_token
+from bot.tokens import TakeSeat, TokenError, parse_token
 from bot.views import Outcome, OutMessage
 
 log = logging.getLogger(__name__)
@@ -247,11 +247,11 @@ class TelegramHandlers:
             token = parse_token(data)
         except TokenError:
             return None
-        if not (token.code.startswith("seat") and token.stamp == "L"):
+        if not (isinstance(token.command, TakeSeat) and token.stamp == "L"):
             return None
         try:
             if await self.surfaces.reachable(user.key):
                 return None
         except StoreUnavailable:
             return None
-        return self.deep_link(f"j{token.table}{token.code[4:]}")
+        return self.deep_link(f"j{token.table}{token.command.seat}")
