@@ -6,6 +6,8 @@ leaderboard); :class:`bot.service.Service` inherits these commands, so adapters 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.deps import ServiceDeps
 from bot.flow import Answer
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
@@ -20,6 +22,32 @@ from bot.views import Outcome, OutMessage
 _ = N_
 
 RULES_SENT_PRIVATELY = _("📖 I sent you the full rules in our private chat.")
+
+#: The bot's commands and what each does, for a platform's command menu (descriptions are msgids).
+COMMAND_LIST: tuple[tuple[str, str], ...] = (
+    ("newgame", _("Open a Mus table here")),
+    ("leaderboard", _("Ratings of this chat")),
+    ("stats", _("Your own figures")),
+    ("rules", _("The rules in a minute")),
+    ("language", _("Language of this chat")),
+    ("cancel", _("Close the table")),
+    ("help", _("What this bot does")),
+)
+#: Words that ask ``/rules`` for all of them and ``/leaderboard`` for everyone, in every language we speak.
+FULL_WORDS = frozenset({"full", "all", "completas", "completo", "osoak", "osoa", "toutes", "todas"})
+GLOBAL_WORDS = frozenset({"global", "all", "todos", "todas", "guztiak", "tous", "mundial"})
+
+
+def wants_full_rules(args: Sequence[str]) -> bool:
+    """Whether ``/rules`` arguments ask for the full rules (``/rules full``, ``/rules osoak``…)."""
+    return bool(args) and args[0].strip().lower() in FULL_WORDS
+
+
+def leaderboard_scope(args: Sequence[str]) -> str:
+    """``"global"`` when ``/leaderboard`` arguments ask for everyone, else ``"chat"``."""
+    return "global" if args and args[0].strip().lower() in GLOBAL_WORDS else "chat"
+
+
 LEADERBOARD_TITLE = _("🏆 Leaderboard of this chat")
 GLOBAL_TITLE = _("🌍 Global leaderboard")
 LEADERBOARD_EMPTY = _("No finished games yet.")

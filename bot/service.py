@@ -23,6 +23,7 @@ from bot.flow import Answer, Refusal, TableContext
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
+from bot.invites import Invitation, Invite, JoinSeat, SendHand
 from bot.leaderboard import GameResult
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
@@ -75,6 +76,8 @@ class Service(ChatCommands):
         """Set when a command schedules a deadline (the deadline loop waits on it)."""
         self._newest: dict[str, int] = {}
         """The newest version of each cached table that this worker has seen."""
+        self._invited: set[tuple[str, str]] = set()
+        """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
 
     # --- plumbing ------------------------------------------------------------------------------------
 
@@ -386,6 +389,41 @@ class Service(ChatCommands):
             return None
 
         return await self._mutate(table_id, user, step)
+
+    async def invitation(self, user_key: str, table_id: str) -> Invitation | None:
+        """Whom to invite from the table's group, and to what, when a player cannot be written to privately.
+
+        ``None`` when there is nobody to invite: no such table, a private table, a user not seated, or one
+        already invited to this table by this worker (a group is told once).
+        """
+        if (user_key, table_id) in self._invited:
+            return None
+        table = await self.load_table(table_id)
+        if table is None or table.private:
+            return None
+        seat = table.seat_of(user_key)
+        if seat is None:
+            return None
+        self._invited.add((user_key, table_id))
+        invite: Invite = JoinSeat(table_id, seat) if table.status is TableStatus.LOBBY else SendHand(table_id)
+        return Invitation(table.chat, table_id, table.seats[seat].name, table.lang, invite)
+
+    async def rules_invitation(self, user_key: str, chat: str) -> str | None:
+        """The language of a "read the full rules" invitation to post in ``chat`` (once per user and chat)."""
+        if (user_key, f"rules:{chat}") in self._invited:
+            return None
+        self._invited.add((user_key, f"rules:{chat}"))
+        return await self.chat_language(chat)
+
+    async def accept_invite(self, user: UserRef, invite: Invite) -> Outcome:
+        """The player opened the bot through an invitation: take the seat, send the hand or the rules."""
+        if isinstance(invite, JoinSeat):
+            return await self.join_seat(user, invite.table, invite.seat)
+        if isinstance(invite, SendHand):
+            return await self.show_hand(user, invite.table)
+        # The rules go to the user's private chat (on every platform, its key is the user's).
+        private = ChatRef(user.key, private=True, title=user.name)
+        return await self.rules(private, user, full=True)
 
     async def join_seat(self, user: UserRef, table_id: str, seat: int) -> Outcome:
         """Sit ``user`` at ``seat`` of ``table_id`` (a deep link, when the platform could not reach them)."""

@@ -26,27 +26,17 @@ from telegram.ext import (
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.transport import TelegramTransport
 from bot.bootstrap import App, run_deadlines
+from bot.chat_commands import COMMAND_LIST
 from bot.delivery import Delivery
 from bot.i18n import LANGUAGES, translator
-from bot.i18n.markers import N_
 from bot.service import Service
 from bot.settings import Settings
 from bot.store.surfaces import RedisSurfaces, SurfaceStore
 from bot.views import Outcome
 
 log = logging.getLogger(__name__)
-_ = N_
 
 #: The command menu, in the order Telegram shows it.
-COMMANDS: tuple[tuple[str, str], ...] = (
-    ("newgame", _("Open a Mus table here")),
-    ("leaderboard", _("Ratings of this chat")),
-    ("stats", _("Your own figures")),
-    ("rules", _("The rules in a minute")),
-    ("language", _("Language of this chat")),
-    ("cancel", _("Close the table")),
-    ("help", _("What this bot does")),
-)
 
 
 @dataclass
@@ -123,7 +113,7 @@ async def set_command_menus(application: Application) -> None:  # type: ignore[t
     """``setMyCommands`` for every language (the default menu in Spanish)."""
     for lang in (None, *LANGUAGES):
         t = translator(lang or "es")
-        commands = [BotCommand(name, t.gettext(description)) for name, description in COMMANDS]
+        commands = [BotCommand(name, t.gettext(description)) for name, description in COMMAND_LIST]
         try:
             await application.bot.set_my_commands(commands, language_code=lang)
         except TelegramError as exc:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from telegram import Update
 from telegram.error import TelegramError
@@ -20,11 +19,13 @@ from telegram.ext import ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 from adapters.telegram.ids import chat_ref, user_ref
+from bot.chat_commands import leaderboard_scope, wants_full_rules
 from bot.delivery import Delivery
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
-from bot.model import ChatRef, TableStatus, UserRef
+from bot.invites import SendRules, encode_invite, parse_invite, rules_link_text
+from bot.model import UserRef
 from bot.service import Service
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
@@ -34,18 +35,12 @@ from bot.views import Outcome, OutMessage
 log = logging.getLogger(__name__)
 _ = N_
 
-OPEN_BOT_FIRST = _("Open a private chat with me first, so that I can give you your cards.")
-INVITE = _("{name}, I cannot write to you yet: open a private chat with me to get your cards: {link}")
 WELCOME = _(
     "Hi! I am a Mus bot. Add me to a group and type /newgame there to play with friends, "
     "or type /newgame here to play with a machine partner against two machines. /help lists the commands."
 )
-RULES_LINK = _("Open a private chat with me to read the full rules: {link}")
-_JOIN_RE = re.compile(r"^j(?P<table>[a-z0-9]{8})(?P<seat>[0-3])$")
-_CARDS_RE = re.compile(r"^h(?P<table>[a-z0-9]{8})$")
 #: ``/start rules``: the payload of the link that ``/rules full`` gives a user the bot cannot write to yet.
-RULES_PAYLOAD = "rules"
-_FULL_WORDS = ("full", "all", "completas", "osoak", "toutes", "todas")
+RULES_PAYLOAD = encode_invite(SendRules())
 
 
 @dataclass
@@ -56,7 +51,6 @@ class TelegramHandlers:
     sender: Delivery
     surfaces: SurfaceStore
     bot_username: str
-    _invited: set[tuple[str, str]] = field(default_factory=set)
 
     def deep_link(self, payload: str) -> str:
         """``https://t.me/<bot>?start=<payload>``."""
@@ -64,20 +58,12 @@ class TelegramHandlers:
 
     async def invite(self, user_key: str, table_id: str) -> None:
         """Tell the table's group, once per table, that a player must open the bot (with a deep link)."""
-        if (user_key, table_id) in self._invited:
+        invitation = await self.service.invitation(user_key, table_id)
+        if invitation is None:
             return
-        table = await self.service.load_table(table_id)
-        if table is None or table.private:
-            return
-        seat = table.seat_of(user_key)
-        if seat is None:
-            return
-        self._invited.add((user_key, table_id))
-        payload = f"j{table_id}{seat}" if table.status is TableStatus.LOBBY else f"h{table_id}"
-        t = translator(table.lang)
-        text = t.format(INVITE, name=table.seats[seat].name, link=self.deep_link(payload))
+        text = invitation.text(self.deep_link(encode_invite(invitation.invite)))
         self.sender.deliver(
-            [OutMessage(slot="notice", text=text, chat=table.chat, fresh=True, table=table_id)]
+            [OutMessage(slot="notice", text=text, chat=invitation.chat, fresh=True, table=table_id)]
         )
 
     async def unreachable(self, message: OutMessage) -> None:
@@ -86,12 +72,10 @@ class TelegramHandlers:
             await self.invite(message.user, message.table)
         elif message.user is not None and message.origin is not None and message.slot == "rules":
             # The group was told "sent privately": say where to read them instead, once.
-            if (message.user, f"rules:{message.origin}") in self._invited:
-                return
-            self._invited.add((message.user, f"rules:{message.origin}"))
-            lang = await self.service.chat_language(message.origin)
-            text = translator(lang).format(RULES_LINK, link=self.deep_link(RULES_PAYLOAD))
-            self.sender.deliver([OutMessage(slot="notice", text=text, chat=message.origin, fresh=True)])
+            lang = await self.service.rules_invitation(message.user, message.origin)
+            if lang is not None:
+                text = rules_link_text(lang, self.deep_link(RULES_PAYLOAD))
+                self.sender.deliver([OutMessage(slot="notice", text=text, chat=message.origin, fresh=True)])
 
     def render(self, outcome: Outcome) -> None:
         """Hand an outcome's views to the sender."""
@@ -116,18 +100,9 @@ class TelegramHandlers:
         if update.effective_chat.type == "private":
             with contextlib.suppress(StoreUnavailable):
                 await self.surfaces.set_reachable(user.key, True)
-        payload = context.args[0] if context.args else ""
-        if (m := _JOIN_RE.match(payload)) is not None:
-            await self._reply(update, await self.service.join_seat(user, m["table"], int(m["seat"])))
-            return
-        if (m := _CARDS_RE.match(payload)) is not None:
-            outcome = await self.service.show_hand(user, m["table"])
-            await self._reply(update, outcome)
-            return
-        if payload == RULES_PAYLOAD:
-            # The rules go to the user's private chat (its key is the user's: same Telegram id).
-            private = ChatRef(user.key, private=True, title=user.name)
-            await self._reply(update, await self.service.rules(private, user, full=True))
+        invite = parse_invite(context.args[0] if context.args else "")
+        if invite is not None:
+            await self._reply(update, await self.service.accept_invite(user, invite))
             return
         lang = normalize_language(user.lang)
         await update.effective_chat.send_message(translator(lang).gettext(WELCOME))
@@ -161,7 +136,7 @@ class TelegramHandlers:
         """``/leaderboard [global]``."""
         if update.effective_user is None or update.effective_chat is None:
             return
-        scope = "global" if context.args and context.args[0].lower() in ("global", "all", "todos") else "chat"
+        scope = leaderboard_scope(context.args or [])
         outcome = await self.service.leaderboard(
             chat_ref(update.effective_chat), user_ref(update.effective_user), scope
         )
@@ -178,8 +153,7 @@ class TelegramHandlers:
         """``/rules [full]``."""
         if update.effective_user is None or update.effective_chat is None:
             return
-        args = context.args or []
-        full = bool(args) and args[0].lower() in _FULL_WORDS
+        full = wants_full_rules(context.args or [])
         chat, user = chat_ref(update.effective_chat), user_ref(update.effective_user)
         if full and not chat.private:
             reachable = True  # if the store cannot tell, try: a refused private message costs nothing
@@ -187,9 +161,7 @@ class TelegramHandlers:
                 reachable = await self.surfaces.reachable(user.key)
             if not reachable:
                 # The bot cannot write first: a link that sends the rules once the user opens the bot.
-                text = translator(normalize_language(user.lang)).format(
-                    RULES_LINK, link=self.deep_link(RULES_PAYLOAD)
-                )
+                text = rules_link_text(normalize_language(user.lang), self.deep_link(RULES_PAYLOAD))
                 with contextlib.suppress(TelegramError):
                     await update.effective_chat.send_message(text)
                 return
