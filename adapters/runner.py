@@ -7,15 +7,17 @@ import logging
 import signal
 import sys
 
+from adapters.telegram.settings import TelegramSettings
 from bot.bootstrap import build_app
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-async def serve(settings: Settings) -> int:
+async def serve(settings: Settings, telegram: TelegramSettings | None = None) -> int:
     """Run the configured adapters on one bot core."""
-    if settings.telegram_token is None:
+    telegram = telegram if telegram is not None else TelegramSettings()
+    if telegram.token is None:
         print(
             "No adapter has a token: set TELEGRAM_TOKEN (see .env.example), or try the terminal table with "
             "`musbot play`.",
@@ -30,7 +32,7 @@ async def serve(settings: Settings) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        application, runtime = await start_telegram(app, settings)
+        application, runtime = await start_telegram(app, settings, telegram)
         try:
             await stop.wait()
         finally:

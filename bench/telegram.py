@@ -58,11 +58,11 @@ from pydantic import SecretStr
 from telegram import Update
 
 from adapters.telegram.app import TelegramRuntime, build_application
+from adapters.telegram.settings import TelegramSettings
 from bot.flow import FlowSettings
 from bot.leaderboard import MemoryLeaderboard
 from bot.model import TableState, TableStatus
 from bot.service import Service, ServiceDeps
-from bot.settings import Settings
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
 from bot.store.surfaces import MemorySurfaces
@@ -119,9 +119,9 @@ async def start_bot(
     tg: FakeTelegram, seed: int, *, min_interval: float, rate_limiter: bool, machine_delay: float = 0.0
 ) -> Bot:
     service = make_service(seed, machine_delay)
-    settings = Settings(
-        telegram_token=SecretStr(tg.token),
-        telegram_api_base_url=f"http://127.0.0.1:{tg.port}",
+    settings = TelegramSettings(
+        token=SecretStr(tg.token),
+        api_base_url=f"http://127.0.0.1:{tg.port}",
         _env_file=None,  # type: ignore[call-arg]
     )
     application, runtime = build_application(

@@ -1,10 +1,11 @@
-"""Settings from the environment (and an optional ``.env`` file); ``.env.example`` documents each one."""
+"""The core's settings from the environment (and an optional ``.env`` file); ``.env.example`` documents each
+one. Each chat platform's settings live with its adapter (``adapters/telegram/settings.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.flow import FlowSettings
@@ -26,13 +27,6 @@ class Settings(BaseSettings):
     catch_window: float = Field(default=3.0, gt=0, description="Seconds to catch a rival's seña")
     lobby_timeout: float = Field(default=900.0, gt=0, description="An unstarted lobby closes after this")
     log_level: str = "INFO"
-    telegram_token: SecretStr | None = None
-    telegram_api_base_url: str | None = None
-    telegram_webhook_url: str | None = None
-    telegram_webhook_secret: SecretStr | None = None
-    telegram_webhook_listen: str = "0.0.0.0"
-    telegram_webhook_port: int = 8443
-    discord_token: SecretStr | None = None
 
     def flow(self) -> FlowSettings:
         """The timings the conversation flow uses."""

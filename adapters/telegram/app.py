@@ -24,6 +24,7 @@ from telegram.ext import (
 )
 
 from adapters.telegram.handlers import TelegramHandlers
+from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
 from bot.bootstrap import App, run_deadlines
 from bot.chat_commands import COMMAND_LIST
@@ -71,7 +72,7 @@ class TelegramRuntime:
 
 def build_application(
     service: Service,
-    settings: Settings,
+    settings: TelegramSettings,
     surfaces: SurfaceStore,
     *,
     rate_limiter: bool = True,
@@ -79,11 +80,11 @@ def build_application(
     bot_username: str | None = None,
 ) -> tuple[Application, TelegramRuntime]:  # type: ignore[type-arg]
     """An Application whose handlers call ``service``; ``surfaces`` remembers messages and reachability."""
-    if settings.telegram_token is None:
+    if settings.token is None:
         raise ValueError("TELEGRAM_TOKEN is not set")
-    builder = ApplicationBuilder().token(settings.telegram_token.get_secret_value())
-    if settings.telegram_api_base_url:
-        base = settings.telegram_api_base_url.rstrip("/")
+    builder = ApplicationBuilder().token(settings.token.get_secret_value())
+    if settings.api_base_url:
+        base = settings.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
     if rate_limiter:
         builder = builder.rate_limiter(AIORateLimiter(max_retries=2))  # type: ignore[arg-type]
@@ -121,28 +122,26 @@ async def set_command_menus(application: Application) -> None:  # type: ignore[t
 
 
 async def start_telegram(
-    app: App, settings: Settings, *, rate_limiter: bool = True
+    app: App, settings: Settings, telegram: TelegramSettings, *, rate_limiter: bool = True
 ) -> tuple[
     Application, TelegramRuntime  # type: ignore[type-arg]
 ]:
     """Initialise and start the Application (polling or webhook) plus the deadline loop."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    application, runtime = build_application(app.service, settings, surfaces, rate_limiter=rate_limiter)
+    application, runtime = build_application(app.service, telegram, surfaces, rate_limiter=rate_limiter)
     await application.initialize()
     runtime.handlers.bot_username = application.bot.username
     await set_command_menus(application)
     await application.start()
     assert application.updater is not None
-    if settings.telegram_webhook_url:
-        secret = (
-            settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
-        )
-        path = urlparse(settings.telegram_webhook_url).path.lstrip("/") or "telegram"
+    if telegram.webhook_url:
+        secret = telegram.webhook_secret.get_secret_value() if telegram.webhook_secret else None
+        path = urlparse(telegram.webhook_url).path.lstrip("/") or "telegram"
         await application.updater.start_webhook(
-            listen=settings.telegram_webhook_listen,
-            port=settings.telegram_webhook_port,
+            listen=telegram.webhook_listen,
+            port=telegram.webhook_port,
             url_path=path,
-            webhook_url=settings.telegram_webhook_url,
+            webhook_url=telegram.webhook_url,
             secret_token=secret,
             allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
         )

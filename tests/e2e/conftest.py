@@ -24,6 +24,7 @@ from pydantic import SecretStr
 from telegram import Update
 
 from adapters.telegram.app import TelegramRuntime, build_application
+from adapters.telegram.settings import TelegramSettings
 from bot.bootstrap import App
 from bot.flow import FlowSettings
 from bot.leaderboard import MemoryLeaderboard
@@ -56,10 +57,15 @@ MESSAGE_NOT_MODIFIED = "message is not modified"
 
 
 def settings_for(tg: FakeTelegram, **extra: object) -> Settings:
-    """Settings pointing the adapter at the fake server (``build_application`` appends ``/bot``)."""
-    return Settings(
-        telegram_token=SecretStr(tg.token),
-        telegram_api_base_url=f"http://127.0.0.1:{tg.port}",
+    """The core's settings for a test (nothing read from the environment or a ``.env``)."""
+    return Settings(_env_file=None, **extra)  # type: ignore[call-arg, arg-type]
+
+
+def telegram_settings_for(tg: FakeTelegram, **extra: object) -> TelegramSettings:
+    """The adapter's settings pointing at the fake server (``build_application`` appends ``/bot``)."""
+    return TelegramSettings(
+        token=SecretStr(tg.token),
+        api_base_url=f"http://127.0.0.1:{tg.port}",
         _env_file=None,  # type: ignore[call-arg]
         **extra,  # type: ignore[arg-type]
     )
@@ -135,13 +141,13 @@ async def start_bot(
     *,
     min_interval: float = 0.0,
     app: App | None = None,
-    settings: Settings | None = None,
+    settings: TelegramSettings | None = None,
 ) -> RunningBot:
     """Build the production Application against the fake server and start polling and the deadline loop."""
     surfaces = surfaces if surfaces is not None else MemorySurfaces()
     application, runtime = build_application(
         service,
-        settings or settings_for(tg),
+        settings or telegram_settings_for(tg),
         surfaces,
         rate_limiter=False,
         min_interval=min_interval,

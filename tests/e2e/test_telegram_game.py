@@ -49,6 +49,7 @@ from .conftest import (
     stamp_of,
     start_bot,
     table_ids,
+    telegram_settings_for,
     version_texts,
 )
 from .fake_telegram import Call, FakeChat, FakeTelegram, FakeUser, StoredMessage
@@ -826,7 +827,7 @@ async def test_production_startup_sets_command_menus_and_polls(tg: FakeTelegram,
     """``start_telegram`` (what ``musbot run`` calls): command menus in six languages, then long polling."""
     settings = settings_for(tg, redis_url=redis_url, redis_prefix=unique_prefix())
     app = await build_app(settings, flow=FAST, rng_factory=seeded(1), id_factory=table_ids())
-    application, runtime = await start_telegram(app, settings, rate_limiter=False)
+    application, runtime = await start_telegram(app, settings, telegram_settings_for(tg), rate_limiter=False)
     try:
         assert len(LANGUAGES) == 6
         menus = {lang: tg.commands_for(language_code=lang) for lang in ("", *LANGUAGES)}
@@ -858,17 +859,16 @@ async def test_production_startup_sets_command_menus_and_polls(tg: FakeTelegram,
 async def test_production_startup_with_a_webhook(tg: FakeTelegram, redis_url: str) -> None:
     """Webhook mode: ``setWebhook`` with a secret path and token; updates posted there are handled."""
     port = free_port()
-    settings = settings_for(
+    settings = settings_for(tg, redis_url=redis_url, redis_prefix=unique_prefix())
+    telegram = telegram_settings_for(
         tg,
-        redis_url=redis_url,
-        redis_prefix=unique_prefix(),
-        telegram_webhook_url="https://mus.example.org/tg-5f0c1e9a",
-        telegram_webhook_secret=SecretStr("s3cret-Token_42"),
-        telegram_webhook_listen="127.0.0.1",
-        telegram_webhook_port=port,
+        webhook_url="https://mus.example.org/tg-5f0c1e9a",
+        webhook_secret=SecretStr("s3cret-Token_42"),
+        webhook_listen="127.0.0.1",
+        webhook_port=port,
     )
     app = await build_app(settings, flow=FAST, rng_factory=seeded(1), id_factory=table_ids())
-    application, runtime = await start_telegram(app, settings, rate_limiter=False)
+    application, runtime = await start_telegram(app, settings, telegram, rate_limiter=False)
     try:
         assert tg.webhook is not None and tg.webhook["url"] == "https://mus.example.org/tg-5f0c1e9a"
         assert tg.webhook["secret_token"] == "s3cret-Token_42"
