@@ -20,10 +20,13 @@ import getpass
 import itertools
 import random
 import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from adapters.console.lines import LineSource, StdinLines
@@ -293,10 +296,15 @@ async def play(
     # One terminal chat: an unfinished game is resumed the next time (it lives in the store, not here).
     chat = ChatRef("console:local", private=True, title="Terminal")
     table = ConsoleTable(app, user, out=out, lines=source, pause=True)
+    interrupted = _CtrlC()
     try:
         await app.service.set_language(chat, user, args.lang)
         table_id = await _open(table, chat, args, t)
         while True:
+            if interrupted.is_set():
+                # The Ctrl-C's cancellation can be lost in a wait that completed at the same moment
+                # (asyncio on Python 3.11): the flag makes one Ctrl-C always enough.
+                raise KeyboardInterrupt
             for fired in await app.service.fire_due():
                 await table.show(fired)
             await app.service.drain_results()
@@ -311,7 +319,32 @@ async def play(
                 return 0
             await _command(table, chat, line.strip().lower(), t)
     finally:
+        interrupted.restore()
         await app.close()
+
+
+class _CtrlC:
+    """Whether Ctrl-C was pressed since this was made; asyncio's own handling is kept as it was."""
+
+    def __init__(self) -> None:
+        self._seen = False
+        self._previous = signal.getsignal(signal.SIGINT)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        self._seen = True
+        if callable(self._previous):
+            self._previous(signum, frame)  # asyncio cancels the main task (or, a second time, interrupts)
+
+    def is_set(self) -> bool:
+        """Whether Ctrl-C was pressed."""
+        return self._seen
+
+    def restore(self) -> None:
+        """Put the previous handler back."""
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._previous)
 
 
 async def _command(table: ConsoleTable, chat: ChatRef, line: str, t: Translator) -> None:

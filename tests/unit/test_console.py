@@ -251,7 +251,9 @@ def test_ctrl_c_while_the_machines_play(tmp_path: Path, monkeypatch: pytest.Monk
         return app
 
     monkeypatch.setattr(console, "build_app", build_app)
-    code, out, _ = play(tmp_path, "--single", policy=press_last)
+    # The first button (mus, paso…): the game cannot end with the press that carries the Ctrl-C (the last
+    # button, an órdago, could end a single game at once and leave nothing to resume).
+    code, out, _ = play(tmp_path, "--single", policy=lambda prompt, screen: "1")
     assert code == console.INTERRUPTED and "musbot play --new" in out
     monkeypatch.undo()
     code, out, _ = play(tmp_path, lines=["q"])  # the store is intact and the lock was released
