@@ -67,8 +67,13 @@ class StdinLines:
     async def _read_chunk(self) -> bytes:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
         try:
-            loop.add_reader(self.fd, lambda: ready.done() or ready.set_result(None))
+            loop.add_reader(self.fd, readable)
         except (OSError, NotImplementedError, ValueError):
             # A regular file or /dev/null cannot be watched (epoll refuses it), but reading it never blocks.
             return os.read(self.fd, 65536)
