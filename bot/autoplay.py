@@ -53,6 +53,16 @@ def machines_catch(ctx: TableContext, sena_index: int) -> None:
             match.catch_sena(rival, sena_index, ctx.now)
 
 
+def after_sena(ctx: TableContext, sena_index: int) -> None:
+    """A seña was made: machine rivals try to catch it at once, and the end of its catch window is scheduled
+    (the table is drawn again then, without the ⚡)."""
+    match = ctx.match
+    assert match is not None
+    machines_catch(ctx, sena_index)
+    key = f"{ctx.table.id}|flash|{ctx.table.hand_no}|{sena_index}"
+    ctx.flashes.append((key, ctx.now + match.config.catch_window + 0.1))
+
+
 def machine_move(ctx: TableContext, seat: int) -> None:
     """The machine decides for ``seat`` (a machine seat, or a human's on timeout/autopilot)."""
     match = ctx.match
@@ -68,13 +78,7 @@ def machine_move(ctx: TableContext, seat: int) -> None:
             except MusError:
                 record = None
             if record is not None:
-                machines_catch(ctx, record.index)
-                ctx.flashes.append(
-                    (
-                        f"{ctx.table.id}|flash|{ctx.table.hand_no}|{record.index}",
-                        ctx.now + hand.config.catch_window + 0.1,
-                    )
-                )
+                after_sena(ctx, record.index)
     action = _picked_discard(ctx, seat) if hand.phase is Phase.DISCARD else None
     if action is None:
         action = _machine_decision(policy, match.view_for(seat), ctx.rng)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.context import lang_for, say
 from bot.deps import ServiceDeps
-from bot.flow import Answer
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections, rules_summary
 from bot.leaderboard import GLOBAL_SCOPE
-from bot.model import ChatRef, TableState, UserRef
+from bot.model import ChatRef, UserRef
 from bot.store.ports import StoreUnavailable
 from bot.views import Outcome, OutMessage
 
@@ -72,26 +72,6 @@ class ChatCommands:
     """``/leaderboard``, ``/stats``, ``/rules``, ``/help``, and the language a chat reads."""
 
     deps: ServiceDeps
-
-    @staticmethod
-    def _lang_for(user: UserRef, table: TableState | None = None) -> str:
-        if table is not None:
-            seat = table.seat_of(user.key)
-            if seat is not None:
-                return table.seats[seat].lang
-        if user.lang:
-            return normalize_language(user.lang)
-        return table.lang if table is not None else DEFAULT_LANGUAGE
-
-    @staticmethod
-    def _say(lang: str, answer: Answer) -> str | None:
-        if answer is None:
-            return None
-        t = translator(lang)
-        if isinstance(answer, str):
-            return t.gettext(answer)
-        msgid, kwargs = answer
-        return t.format(msgid, **{k: t.gettext(v) if isinstance(v, str) else v for k, v in kwargs.items()})
 
     async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
         """``/leaderboard``: top players of this chat (or global)."""
@@ -166,7 +146,7 @@ class ChatCommands:
             )
             return Outcome(messages=(summary,))
         if not chat.private:
-            lang = self._lang_for(user) if user.lang else lang
+            lang = lang_for(user) if user.lang else lang
         sections = tuple(
             OutMessage(
                 slot="rules",
@@ -178,7 +158,7 @@ class ChatCommands:
             )
             for heading, body in rules_sections(lang)
         )
-        answer = None if chat.private else self._say(lang, RULES_SENT_PRIVATELY)
+        answer = None if chat.private else say(lang, RULES_SENT_PRIVATELY)
         return Outcome(answer=answer, messages=sections)
 
     async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
@@ -191,14 +171,17 @@ class ChatCommands:
         )
 
     async def chat_language(self, chat_key: str) -> str:
-        """The language a group chat reads (its ``/language``, else the default)."""
-        return await self._chat_lang(ChatRef(chat_key), UserRef("", ""))
+        """The language a chat reads: its ``/language``, else the default."""
+        return await self._chat_lang(ChatRef(chat_key), None)
 
-    async def _chat_lang(self, chat: ChatRef, user: UserRef) -> str:
+    async def _chat_lang(self, chat: ChatRef, user: UserRef | None) -> str:
+        """The chat's ``/language``; without one, a private chat's user's own language, else the default."""
         try:
             chosen = await self.deps.prefs.get_language(chat.key)
         except StoreUnavailable:
             chosen = None
         if chosen:
             return normalize_language(chosen)
-        return normalize_language(user.lang) if chat.private and user.lang else DEFAULT_LANGUAGE
+        if chat.private and user is not None and user.lang:
+            return normalize_language(user.lang)
+        return DEFAULT_LANGUAGE

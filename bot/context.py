@@ -11,11 +11,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n.markers import N_
 from bot.leaderboard import GameResult
 from bot.model import TableState, TableStatus, UserRef
+from bot.private_view import picker_open
 from bot.render import Renderer
-from bot.tokens import turn_stamp
 from bot.views import OutMessage
 from engine.ai.policy import Policy
 from engine.hand import Phase
@@ -31,6 +32,28 @@ NOT_SEATED = _("You are not seated at this table.")
 
 #: What a step answers the user: a msgid, a msgid with its arguments, or nothing.
 Answer = tuple[str, dict[str, object]] | str | None
+
+
+def say(lang: str, answer: Answer) -> str | None:
+    """An answer in ``lang`` (its arguments that are msgids translated too)."""
+    if answer is None:
+        return None
+    t = translator(lang)
+    if isinstance(answer, str):
+        return t.gettext(answer)
+    msgid, kwargs = answer
+    return t.format(msgid, **{k: t.gettext(v) if isinstance(v, str) else v for k, v in kwargs.items()})
+
+
+def lang_for(user: UserRef, table: TableState | None = None) -> str:
+    """The language for ``user``: their seat's at ``table``, else their client's, else the table's."""
+    if table is not None:
+        seat = table.seat_of(user.key)
+        if seat is not None:
+            return table.seats[seat].lang
+    if user.lang:
+        return normalize_language(user.lang)
+    return table.lang if table is not None else DEFAULT_LANGUAGE
 
 
 class Refusal(Exception):
@@ -141,11 +164,8 @@ def _live_picker(ctx: TableContext) -> int | None:
     """The seat whose bet-amount picker is showing now, if any."""
     match = ctx.match
     assert match is not None and match.hand is not None
-    hand = match.hand
-    seat = hand.turn
-    if seat is None or ctx.table.seats[seat].picker != turn_stamp(ctx.table.hand_no, len(hand.log)):
-        return None
-    return seat
+    seat = match.hand.turn
+    return seat if seat is not None and picker_open(ctx.table, match.hand, seat) else None
 
 
 def load_context(

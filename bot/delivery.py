@@ -1,11 +1,11 @@
 """Delivering views to a chat platform: latest state wins, within the platform's limits.
 
 Each destination chat has a *lane*: a short queue of pending views and one worker that sends them in order,
-at most one call per ``min_interval`` seconds for that chat (Telegram: ~1 message per second per chat, edits
-included; Discord: ~5 per 5 s per channel). Views of the same table and slot (``lobby``, ``table``, ``hand``)
-coalesce: a newer state replaces the pending one, so no queue of stale edits ever builds up. Other slots
-(showdowns, notices, rules…) are always sent, in order. A view that would not change what its slot shows costs
-no call.
+at most one call per ``min_interval`` seconds for that chat (each platform says how often a chat may be
+written to, edits included; the adapter chooses the interval). Views of the same table and slot (``lobby``,
+``table``, ``hand``) coalesce: a newer state replaces the pending one, so no queue of stale edits ever
+builds up. Other slots (showdowns, notices, rules…) are always sent, in order. A view that would not change
+what its slot shows costs no call.
 
 A fresh view of a coalescing slot supersedes the message the slot showed until then (a new hand's table, new
 cards after the discards, a table posted again): the old message loses its buttons in the next call of the

@@ -8,9 +8,10 @@ runs one step, renders, and writes the table back with a compare-and-set.
 
 from __future__ import annotations
 
-from bot.autoplay import advance, back_in_control, machines_catch
+from bot.autoplay import advance, after_sena, back_in_control
 from bot.context import Answer, FlowSettings, Refusal, TableContext, load_context, private_signature
 from bot.i18n.markers import N_
+from bot.labels import SENA_NAMES, seat_name
 from bot.model import UserRef
 from bot.tokens import Token, turn_stamp
 from engine.actions import Action
@@ -126,13 +127,7 @@ def make_sena(ctx: TableContext, user: UserRef, name: str) -> str:
     except (SenaError, MusError):
         raise Refusal(SENA_REFUSED) from None
     back_in_control(ctx, seat)
-    machines_catch(ctx, record.index)
-    ctx.flashes.append(
-        (
-            f"{ctx.table.id}|flash|{ctx.table.hand_no}|{record.index}",
-            ctx.now + match.config.catch_window + 0.1,
-        )
-    )
+    after_sena(ctx, record.index)
     ctx.save_match()
     return SENA_MADE
 
@@ -161,6 +156,4 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
     private = ctx.renderer().private_hand(seat)
     if private is not None:
         ctx.messages.append(private)
-    from bot.render import SENA_NAMES, seat_name  # local: names only needed for this answer
-
     return CAUGHT, {"name": seat_name(ctx.table, made.seat), "sena": SENA_NAMES[made.sena]}

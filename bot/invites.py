@@ -1,10 +1,10 @@
 """Invitations: what a player who cannot be written to privately is asked to open, and what opening it does.
 
 Cards and the full rules go to a player's private chat, but on some platforms a bot cannot write first to
-someone who never opened it (Telegram). Such a player is invited instead: from the group, once per table, with
+someone who never opened it. Such a player is invited instead: from the group, once per table, with
 a link whose payload says what to do when they open the bot — take the seat they pressed, send their hand, or
 send the full rules. The payload grammar is the core's (``j{table}{seat}``, ``h{table}``, ``rules``: ≤ 64
-characters of ``[A-Za-z0-9_-]``, what Telegram's ``/start`` deep links allow); the link itself is the
+characters of ``[A-Za-z0-9_-]``, what a platform's deep links commonly allow); the link itself is the
 adapter's.
 """
 

@@ -15,12 +15,24 @@ from bot.model import TableState, TableStatus
 from bot.tokens import action_code, hand_stamp, make_token, pick_code, sena_stamp, turn_stamp
 from bot.views import Button, OutMessage
 from engine.actions import ActionKind
-from engine.cards import card_name
+from engine.cards import Card, card_name
 from engine.hand import Hand, Phase
 from engine.match import Match
 from engine.senas import true_senas
 
 _ = N_
+
+
+def _cards_lines(t: Translator, cards: Sequence[Card]) -> list[str]:
+    """``Your cards: R🪙 R🍷 C🪙 S🪙`` and ``→ par · juego 40`` (or that new cards are on their way)."""
+    if len(cards) == 4:
+        return [t.format(N_("Your cards: {cards}"), cards=cards_label(cards)), "→ " + hand_summary(t, cards)]
+    return [t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(cards))]
+
+
+def picker_open(table: TableState, hand: Hand, seat: int) -> bool:
+    """Whether ``seat`` is on turn and asked for "More…" on this very turn (its amounts are showing)."""
+    return hand.turn == seat and table.seats[seat].picker == turn_stamp(table.hand_no, len(hand.log))
 
 
 class PrivateView:
@@ -41,13 +53,7 @@ class PrivateView:
         hand = self.match.hand
         view = self.match.view_for(seat)
         lines = [t.format(N_("Game at {chat}, hand {n}"), chat=table.chat_title or "Mus", n=table.hand_no)]
-        if len(view.cards) == 4:
-            lines.append(t.format(N_("Your cards: {cards}"), cards=cards_label(view.cards)))
-            lines.append("→ " + hand_summary(t, view.cards))
-        else:
-            lines.append(
-                t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(view.cards))
-            )
+        lines.extend(_cards_lines(t, view.cards))
         partner = view.partner
         for sena in view.partner_senas():
             lines.append(
@@ -119,9 +125,9 @@ class PrivateView:
 
     def _picker(self, seat: int, t: Translator, hand: Hand) -> list[tuple[Button, ...]]:
         """Every legal bet amount, once the player on turn asked for "more…" (8 to a row)."""
-        stamp = turn_stamp(self.table.hand_no, len(hand.log))
-        if hand.turn != seat or self.table.seats[seat].picker != stamp:
+        if not picker_open(self.table, hand, seat):
             return []
+        stamp = turn_stamp(self.table.hand_no, len(hand.log))
         standing = hand.betting.proposal if hand.betting is not None else 0
         buttons = []
         for action in hand.legal_actions(seat):
@@ -139,12 +145,7 @@ class PrivateView:
         s = self.table.seats[seat]
         t = translator(s.lang)
         view = self.match.view_for(seat)
-        if len(view.cards) == 4:
-            text = t.format(N_("Your cards: {cards}"), cards=cards_label(view.cards))
-            text += " → " + hand_summary(t, view.cards)
-        else:
-            text = t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(view.cards))
-        return text[:200]
+        return " ".join(_cards_lines(t, view.cards))[:200]
 
     @staticmethod
     def _discarded_this_round(hand: Hand, seat: int) -> bool:

@@ -283,7 +283,7 @@ class Renderer:
         """Señas a person can still catch: inside the window, with a human rival (machines catch at once)."""
         live = []
         for s in hand.senas:
-            if self.now > s.made_at + hand.config.catch_window:
+            if not hand.catch_window_open(s.index, self.now):
                 continue
             rivals = ((s.seat + 1) % 4, (s.seat + 3) % 4)
             if any(self.table.seats[r].human for r in rivals):
@@ -295,12 +295,12 @@ class Renderer:
         return [
             t.format(N_("⚡ {name} made a seña!"), name=seat_name(self.table, s.seat))
             for s in hand.senas
-            if not hand.over and self.now <= s.made_at + hand.config.catch_window
+            if hand.catch_window_open(s.index, self.now)
         ]
 
     def _flash_buttons(self, hand: Hand) -> list[tuple[Button, ...]]:
         live = self._live_senas(hand)
-        if not live or hand.over:
+        if not live:
             return []
         stamp = hand_stamp(self.table.hand_no)
         return [

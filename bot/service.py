@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from bot import flow, lobby, steps, timers
 from bot.chat_commands import ChatCommands
+from bot.context import lang_for, say
 from bot.deps import ServiceDeps, secure_rng, secure_table_id
 from bot.flow import Answer, Refusal, TableContext
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
@@ -113,7 +114,7 @@ class Service(ChatCommands):
                 if cached is None:
                     stored = await self.deps.tables.load(table_id)
                     if stored is None:
-                        return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+                        return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
                     version, data = stored.version, stored.data
                     cached = self._cache.pop((table_id, version), None)
                 assert version is not None
@@ -129,9 +130,9 @@ class Service(ChatCommands):
                     )
                 except (ValidationError, ValueError) as exc:
                     log.error("table %s cannot be loaded: %s", table_id, exc)
-                    return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False)
+                    return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False)
                 if user is not None:
-                    lang = self._lang_for(user, table)
+                    lang = lang_for(user, table)
                 ctx.private_before = flow.private_signature(ctx)
                 previous = table.status
                 old_due = table.due_key
@@ -143,7 +144,7 @@ class Service(ChatCommands):
                     if not verified and not await self._still_current(table_id, version):
                         continue
                     return Outcome(
-                        answer=self._say(lang, (refusal.msgid, dict(refusal.kwargs))),
+                        answer=say(lang, (refusal.msgid, dict(refusal.kwargs))),
                         ok=False,
                         table=table_id,
                     )
@@ -152,14 +153,14 @@ class Service(ChatCommands):
                     # nothing written, and this copy dropped (the flow may have touched it before the engine).
                     log.info("engine refused a command on table %s: %s", table_id, exc)
                     self._newest.pop(table_id, None)
-                    return Outcome(answer=self._say(lang, flow.NOT_NOW), ok=False, table=table_id)
+                    return Outcome(answer=say(lang, flow.NOT_NOW), ok=False, table=table_id)
                 if not ctx.changed:
                     self._keep(table_id, version, ctx)
                     if not verified and not await self._still_current(table_id, version):
                         continue
                     messages = steps.redraw(ctx, previous) if render_unchanged else ctx.messages
                     return Outcome(
-                        answer=self._say(lang, answer),
+                        answer=say(lang, answer),
                         messages=tuple(messages),
                         alert=ctx.alert,
                         table=table_id,
@@ -198,17 +199,15 @@ class Service(ChatCommands):
                     self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
                 await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
                 return Outcome(
-                    answer=self._say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
+                    answer=say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
                 )
-            return Outcome(answer=self._say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
+            return Outcome(answer=say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
         except StoreUnavailable:
             log.warning("store unavailable while handling table %s", table_id)
-            return Outcome(
-                answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id, failed=True
-            )
+            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id, failed=True)
         except Exception:
             log.exception("unexpected error on table %s; nothing was written", table_id)
-            return Outcome(answer=self._say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
+            return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
 
     async def _still_current(self, table_id: str, version: int) -> bool:
         """Whether the store still holds ``version`` of the table (else forget our copy)."""
@@ -281,7 +280,7 @@ class Service(ChatCommands):
             if existing is not None:
                 shown = await self.show_table(existing, user)
                 return Outcome(
-                    answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=existing
+                    answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=existing
                 )
             now = self.deps.clock()
             table = lobby.new_table(
@@ -296,9 +295,9 @@ class Service(ChatCommands):
                 await self._create(table, chat, [user.key])
             except ChatBusy as busy:
                 shown = await self.show_table(busy.existing_table_id, user)
-                return Outcome(answer=self._say(lang, ALREADY_TABLE), messages=shown.messages, ok=False)
+                return Outcome(answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False)
         except StoreUnavailable:
-            return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False)
+            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
         # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
         # game's options and its start button).
         return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
@@ -324,9 +323,9 @@ class Service(ChatCommands):
         try:
             await self._create(table, chat, [])
         except ChatBusy:
-            return Outcome(answer=self._say(lang, ALREADY_TABLE), ok=False)
+            return Outcome(answer=say(lang, ALREADY_TABLE), ok=False)
         except StoreUnavailable:
-            return Outcome(answer=self._say(lang, msg.STORE_UNAVAILABLE), ok=False)
+            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
         return await self._mutate(table.id, user, lambda ctx: lobby.start(ctx, user, machines_only=True))
 
     async def _create(self, table: TableState, chat: ChatRef, users: list[str]) -> None:
@@ -371,10 +370,10 @@ class Service(ChatCommands):
         try:
             token = parse_token(data)
         except TokenError:
-            return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+            return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
         if token.table == CHAT_SCOPE:
             if chat is None or not isinstance(token.command, SetLanguage):
-                return Outcome(answer=self._say(lang, msg.STALE_BUTTON), ok=False)
+                return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
             return await self.set_language(chat, user, token.command.lang)
         return await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
 
@@ -428,7 +427,7 @@ class Service(ChatCommands):
     async def join_seat(self, user: UserRef, table_id: str, seat: int) -> Outcome:
         """Sit ``user`` at ``seat`` of ``table_id`` (a deep link, when the platform could not reach them)."""
         if seat not in range(4):
-            return Outcome(answer=self._say(self._lang_for(user), msg.STALE_BUTTON), ok=False)
+            return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
 
         def step(ctx: TableContext) -> Answer:
             return lobby.join(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
@@ -443,9 +442,9 @@ class Service(ChatCommands):
         try:
             table_id = await self._chat_table(chat)
         except StoreUnavailable:
-            return Outcome(answer=self._say(self._lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
+            return Outcome(answer=say(lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
         if table_id is None:
-            return Outcome(answer=self._say(self._lang_for(user), NO_TABLE), ok=False)
+            return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
         return await self._mutate(table_id, user, lambda ctx: lobby.cancel(ctx, user))
 
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
@@ -471,8 +470,8 @@ class Service(ChatCommands):
             await self.deps.prefs.set_language(chat.key, requested)
             table_id = await self._chat_table(chat)
         except StoreUnavailable:
-            return Outcome(answer=self._say(requested, msg.STORE_UNAVAILABLE), ok=False)
-        answer = self._say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
+            return Outcome(answer=say(requested, msg.STORE_UNAVAILABLE), ok=False)
+        answer = say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
         if table_id is None:
             return Outcome(answer=answer)
 

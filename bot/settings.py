@@ -1,5 +1,5 @@
 """The core's settings from the environment (and an optional ``.env`` file); ``.env.example`` documents each
-one. Each chat platform's settings live with its adapter (``adapters/telegram/settings.py``)."""
+one. Each chat platform's settings live with its adapter (``adapters/<platform>/settings.py``)."""
 
 from __future__ import annotations
 

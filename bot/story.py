@@ -14,7 +14,7 @@ from bot.i18n.markers import N_
 from bot.labels import LANCE_NAMES, PARES_NAMES, action_label, seat_name, team_names
 from bot.model import TableState
 from engine.betting import BetStatus
-from engine.evaluation import Lance, best_seat, evaluate
+from engine.evaluation import Lance, evaluate
 from engine.hand import CountLine, LanceResult, Phase
 from engine.views import PublicAction, SeatView
 
@@ -129,7 +129,7 @@ def stake_line(t: Translator, table: TableState, view: SeatView) -> str | None:
     if b is None or b.status is not BetStatus.ANSWERING or b.proposer is None:
         return None
     team = team_names(table, b.proposer % 2)
-    deje = b.accepted_before if b.accepted_before > 0 else 1
+    deje = b.deje_if_refused
     if b.ordago:
         return t.format(STAKE_ORDAGO, team=team, deje=deje)
     return t.format(STAKE, n=b.proposal, team=team, deje=deje)
@@ -214,17 +214,8 @@ def _ordago_line(t: Translator, table: TableState, view: SeatView) -> str:
     ordago = view.ordago
     assert ordago is not None
     lance = t.gettext(LANCE_NAMES[ordago.lance])
-    best = _best_seat(view, ordago.lance, ordago.team)
-    return t.format(ORDAGO_WON, lance=lance, team=team_names(table, ordago.team), name=seat_name(table, best))
-
-
-def _best_seat(view: SeatView, lance: Lance, team: int) -> int:
-    """The seat of ``team`` whose hand won the lance (ties to the one nearer the mano)."""
-    assert view.shown is not None
-    keys = [evaluate(cards).key(lance) for cards in view.shown]
-    seats = tuple(s for s in ((view.mano + i) % 4 for i in range(4)) if s % 2 == team)
-    found = best_seat(keys, view.mano, seats)
-    return found if found is not None else team
+    team = team_names(table, ordago.team)
+    return t.format(ORDAGO_WON, lance=lance, team=team, name=seat_name(table, ordago.seat))
 
 
 def stopped_line(t: Translator, table: TableState, view: SeatView) -> str | None:

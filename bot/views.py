@@ -38,7 +38,7 @@ class OutMessage:
     so if the player cannot be written to."""
     markdown: bool = False
     """The text uses light Markdown (``**bold**`` and ``-`` lists): adapters render it in their idiom
-    (Telegram: HTML entities, escaped) or strip the markers; plain text otherwise."""
+    (rich-text entities, escaped) or strip the markers; plain text otherwise."""
 
     @property
     def private(self) -> bool:

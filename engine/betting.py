@@ -56,6 +56,11 @@ CLOSED = frozenset(
 _ORDAGO_ANSWERS = (Action(ActionKind.QUIERO), Action(ActionKind.NO_QUIERO))
 
 
+def deje_of(accepted_before: int) -> int:
+    """What refusing the standing proposal pays its team: 1 if nothing was accepted yet, else what stood."""
+    return accepted_before if accepted_before > 0 else 1
+
+
 @lru_cache(maxsize=64)
 def _opening_actions(cap: int) -> tuple[Action, ...]:
     """Paso, every envido up to the cap, órdago (cached: actions are immutable)."""
@@ -126,7 +131,7 @@ class Betting:
         """Stones the proposing team took when the proposal was refused."""
         if self.status is not BetStatus.REFUSED:
             return 0
-        return self.accepted_before if self.accepted_before > 0 else 1
+        return deje_of(self.accepted_before)
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Every action ``seat`` may take now (empty when it is not its turn)."""

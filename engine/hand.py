@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -120,6 +120,8 @@ class OrdagoResult:
 
     lance: Lance
     team: int
+    seat: int = field(default=-1, compare=False)
+    """The seat whose hand won it (not part of the result's identity: that is the lance and the team)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,12 +407,17 @@ class Hand:
             raise CatchError("only a rival catches a seña; partners see it anyway")
         if any(c.sena_index == sena_index and c.seat == seat for c in self.catches):
             raise CatchError("already caught")
-        if not made.made_at <= now <= made.made_at + self.config.catch_window:
+        if not self.catch_window_open(sena_index, now):
             raise CatchError("too late: the catch window has closed")
         record = CatchRecord(sena_index, seat, float(now))
         self.catches.append(record)
         self.journal.append((seat, f"catch {sena_index}", record.caught_at))
         return record
+
+    def catch_window_open(self, sena_index: int, now: float) -> bool:
+        """Whether seña ``sena_index`` can still be caught at ``now``: hand going on, window open."""
+        made = self.senas[sena_index]
+        return not self.over and made.made_at <= now <= made.made_at + self.config.catch_window
 
     def senas_made(self, seat: int) -> int:
         """How many señas ``seat`` has made this hand."""
@@ -535,7 +542,7 @@ class Hand:
             keys = [ev.key(b.lance) for ev in self.evals]
             seat = best_seat(keys, self.mano, b.participants)
             assert seat is not None
-            self.ordago = OrdagoResult(b.lance, seat % 2)
+            self.ordago = OrdagoResult(b.lance, seat % 2, seat)
             self.winner = seat % 2
             self._finish(shown=True)
             return

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.actions import Action, ActionKind
-from engine.betting import BetStatus
+from engine.betting import BetStatus, deje_of
 from engine.cards import Card
 from engine.evaluation import HandEval, Lance, evaluate
 from engine.hand import CountLine, Hand, LanceResult, OrdagoResult, Phase
@@ -45,6 +45,11 @@ class BettingView:
     accepted_before: int
     ordago: bool
     proposer: int | None
+
+    @property
+    def deje_if_refused(self) -> int:
+        """What the proposing team would take now if its proposal were refused (the stake's other side)."""
+        return deje_of(self.accepted_before)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,9 @@
 """Where each view lives on a chat platform, and who can be written to privately.
 
 A table's slots (``lobby``, ``table``, ``hand``…) map to the message that shows them in each chat, so that a
-restarted worker edits the same messages. Users who can receive private views are remembered too (on
-Telegram: those who opened the bot; elsewhere: those whose direct messages are open). Both live in Redis (or
-memory for tests), never only in a process.
+restarted worker edits the same messages. Users who can receive private views are remembered too (those who
+opened the bot, or whose direct messages are open: the adapter says which). Both live in Redis (or memory for
+tests), never only in a process.
 
 Chats and users are the core's platform keys (``tg:-100123``, ``dc:4567``); message ids are strings, whatever
 the platform uses. In Redis every platform has its own namespace: ``{prefix}{platform}:surf:{table}`` (a hash
