@@ -11,30 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
 
-from pydantic import ValidationError
-
-from bot import flow, lobby, steps, timers
+from bot import lobby, steps, timers
 from bot.chat_commands import ChatCommands
 from bot.context import lang_for, say
 from bot.deps import ServiceDeps, secure_rng, secure_table_id
-from bot.flow import Answer, Refusal, TableContext
+from bot.flow import Answer, TableContext
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.invites import Invitation, Invite, JoinSeat, SendHand
-from bot.leaderboard import GameResult
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
 from bot.store.ports import (
     ChatBusy,
-    DeadlineChanges,
-    StoreError,
     StoreUnavailable,
     TableExists,
-    VersionConflict,
 )
 from bot.tokens import (
     CHAT_SCOPE,
@@ -43,10 +35,8 @@ from bot.tokens import (
     language_token,
     parse_token,
 )
+from bot.unit_of_work import TableWork
 from bot.views import Button, Outcome, OutMessage
-from engine.ai.policy import Policy, make_policy
-from engine.errors import MusError
-from engine.match import Match
 
 __all__ = ["Service", "ServiceDeps", "lobby_renderer", "secure_rng", "secure_table_id"]
 
@@ -62,211 +52,17 @@ RETRY_FAILED_DEADLINE = 2.0
 FIRE_CONCURRENCY = 32
 
 
-class Service(ChatCommands):
-    """Platform-neutral commands of the bot (the chat commands come from :class:`ChatCommands`)."""
+class Service(TableWork, ChatCommands):
+    """Platform-neutral commands of the bot: every table change goes through :class:`TableWork` (one
+    compare-and-set per command); the chat commands come from :class:`ChatCommands`."""
 
     def __init__(self, deps: ServiceDeps) -> None:
         """Use the given stores, clock, randomness and machine players."""
-        self.deps = deps
-        self._policies: dict[str, Policy] = {}
+        super().__init__(deps)
         self._failed: dict[str, float] = {}
         """Deadlines whose firing failed, to schedule again once the store answers."""
-        self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
-        """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
-        self.deadline_added = asyncio.Event()
-        """Set when a command schedules a deadline (the deadline loop waits on it)."""
-        self._newest: dict[str, int] = {}
-        """The newest version of each cached table that this worker has seen."""
         self._invited: set[tuple[str, str]] = set()
         """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
-
-    # --- plumbing ------------------------------------------------------------------------------------
-
-    def _policy(self, name: str) -> Policy:
-        if name not in self._policies:
-            try:
-                self._policies[name] = self.deps.policy(name)
-            except KeyError:
-                self._policies[name] = make_policy("baseline")
-        return self._policies[name]
-
-    async def _mutate(
-        self,
-        table_id: str,
-        user: UserRef | None,
-        step: Callable[[TableContext], Answer],
-        *,
-        render_unchanged: bool = False,
-    ) -> Outcome:
-        """Load, run ``step``, render, compare-and-set; retry on a concurrent write; never raise.
-
-        The first attempt trusts this worker's newest copy of the table (no read): the compare-and-set
-        finds out if another worker wrote since, and then the step runs again on what the store holds. A
-        refusal or a no-change answer given from that copy is confirmed against the store before it is sent.
-        """
-        lang = normalize_language(user.lang) if user is not None and user.lang else DEFAULT_LANGUAGE
-        try:
-            for attempt in range(self.deps.cas_attempts):
-                version = self._newest.get(table_id) if attempt == 0 else None
-                cached = None if version is None else self._cache.pop((table_id, version), None)
-                verified = cached is None
-                data = ""
-                if cached is None:
-                    stored = await self.deps.tables.load(table_id)
-                    if stored is None:
-                        return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
-                    version, data = stored.version, stored.data
-                    cached = self._cache.pop((table_id, version), None)
-                assert version is not None
-                try:
-                    table = cached[0] if cached else TableState.model_validate_json(data)
-                    ctx = flow.load_context(
-                        table,
-                        self.deps.clock(),
-                        self.deps.settings,
-                        self.deps.rng_factory(),
-                        self._policy,
-                        match=cached[1] if cached else None,
-                    )
-                except (ValidationError, ValueError) as exc:
-                    log.error("table %s cannot be loaded: %s", table_id, exc)
-                    return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False)
-                if user is not None:
-                    lang = lang_for(user, table)
-                ctx.private_before = flow.private_signature(ctx)
-                previous = table.status
-                old_due = table.due_key
-                try:
-                    answer = step(ctx)
-                except Refusal as refusal:
-                    # A refusal changes nothing (the flow refuses before it touches anything): keep the table.
-                    self._keep(table_id, version, ctx)
-                    if not verified and not await self._still_current(table_id, version):
-                        continue
-                    return Outcome(
-                        answer=say(lang, (refusal.msgid, dict(refusal.kwargs))),
-                        ok=False,
-                        table=table_id,
-                    )
-                except MusError as exc:
-                    # The engine refused what the flow let through (a check it alone makes): a clear answer,
-                    # nothing written, and this copy dropped (the flow may have touched it before the engine).
-                    log.info("engine refused a command on table %s: %s", table_id, exc)
-                    self._newest.pop(table_id, None)
-                    return Outcome(answer=say(lang, flow.NOT_NOW), ok=False, table=table_id)
-                if not ctx.changed:
-                    self._keep(table_id, version, ctx)
-                    if not verified and not await self._still_current(table_id, version):
-                        continue
-                    messages = steps.redraw(ctx, previous) if render_unchanged else ctx.messages
-                    return Outcome(
-                        answer=say(lang, answer),
-                        messages=tuple(messages),
-                        alert=ctx.alert,
-                        table=table_id,
-                    )
-                timers.arm(ctx)
-                ctx.sync_match()
-                messages = steps.redraw(ctx, previous)
-                schedule = list(ctx.flashes)
-                if table.due_key is not None and table.due is not None and table.due_key != old_due:
-                    schedule.append((table.due_key, table.due))
-                stale = (old_due,) if old_due is not None and old_due != table.due_key else ()
-                changes = DeadlineChanges(tuple(schedule), stale)
-                if not self.deps.atomic_deadlines:
-                    # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
-                    for key, due in schedule:
-                        await self.deps.deadlines.schedule(key, due)
-                finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
-                try:
-                    written = await self.deps.tables.compare_and_set(
-                        table_id,
-                        version,
-                        table.model_dump_json(),
-                        chat_key=None,
-                        user_keys=table.humans(),
-                        finished=finished,
-                        deadlines=changes if self.deps.atomic_deadlines else None,
-                    )
-                except VersionConflict:
-                    self._newest.pop(table_id, None)
-                    continue
-                if finished:
-                    self._newest.pop(table_id, None)
-                else:
-                    self._keep(table_id, written.version, ctx)
-                if schedule:
-                    self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
-                await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
-                return Outcome(
-                    answer=say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
-                )
-            return Outcome(answer=say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
-        except StoreUnavailable:
-            log.warning("store unavailable while handling table %s", table_id)
-            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id, failed=True)
-        except Exception:
-            log.exception("unexpected error on table %s; nothing was written", table_id)
-            return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
-
-    async def _still_current(self, table_id: str, version: int) -> bool:
-        """Whether the store still holds ``version`` of the table (else forget our copy)."""
-        stored = await self.deps.tables.load(table_id)
-        if stored is not None and stored.version == version:
-            return True
-        self._cache.pop((table_id, version), None)
-        self._newest.pop(table_id, None)
-        return False
-
-    def _keep(self, table_id: str, version: int, ctx: TableContext) -> None:
-        """Remember a parsed table (and its live match) for the next command on this version."""
-        if self.deps.cache_size <= 0:
-            return
-        self._cache[(table_id, version)] = (ctx.table, ctx.match)
-        if self._newest.get(table_id, 0) <= version:
-            self._newest[table_id] = version
-        while len(self._cache) > self.deps.cache_size:
-            (old_id, old_version), _ = self._cache.popitem(last=False)
-            if self._newest.get(old_id) == old_version:
-                del self._newest[old_id]
-
-    async def _after_write(self, ctx: TableContext, stale: Sequence[str]) -> None:
-        """Housekeeping once a change is stored; a failure here must not turn the success into an error."""
-        for key in stale:
-            try:
-                await self.deps.deadlines.cancel(key)
-            except StoreError:
-                log.warning("could not cancel a stale deadline (it will fire as a no-op)")
-        if not ctx.results:
-            return
-        if self.deps.results is not None:
-            try:
-                await self.deps.results.push(ctx.results)
-                return
-            except StoreError:
-                log.warning("could not queue results; rating them now")
-        await self._rate(ctx.results, ctx.now)
-
-    async def _rate(self, results: Sequence[GameResult], now: float) -> None:
-        board = self.deps.leaderboard
-        if board is None:
-            return
-        for result in results:
-            try:
-                await board.record(result, now)
-            except StoreError:
-                log.warning("could not record a result on the leaderboard", exc_info=True)
-
-    async def drain_results(self, limit: int = 50) -> int:
-        """Rate queued results (the deadline loop calls this); return how many were taken."""
-        if self.deps.results is None:
-            return 0
-        try:
-            results = await self.deps.results.pop(limit)
-        except StoreError:
-            return 0
-        await self._rate(results, self.deps.clock())
-        return len(results)
 
     # --- commands ------------------------------------------------------------------------------------
 
@@ -341,11 +137,6 @@ class Service(ChatCommands):
             except TableExists:
                 table.id = self.deps.id_factory()
         raise StoreUnavailable("could not find a free table id")
-
-    async def load_table(self, table_id: str) -> TableState | None:
-        """The stored table, read-only (for adapters and summaries)."""
-        stored = await self.deps.tables.load(table_id)
-        return None if stored is None else TableState.model_validate_json(stored.data)
 
     async def show_table(self, table_id: str, user: UserRef | None = None) -> Outcome:
         """Render a table as it stands (fresh messages), changing nothing."""
