@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
+import threading
+from types import FrameType
 from typing import Protocol, TextIO
 
 try:  # POSIX only; without termios there is nothing to flush
@@ -93,3 +96,27 @@ class StdinLines:
         self._buffer.clear()
         with contextlib.suppress(OSError, termios.error):
             termios.tcflush(self.fd, termios.TCIFLUSH)
+
+
+class CtrlC:
+    """Whether Ctrl-C was pressed since this was made; asyncio's own handling is kept as it was."""
+
+    def __init__(self) -> None:
+        self._seen = False
+        self._previous = signal.getsignal(signal.SIGINT)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        self._seen = True
+        if callable(self._previous):
+            self._previous(signum, frame)  # asyncio cancels the main task (or, a second time, interrupts)
+
+    def is_set(self) -> bool:
+        """Whether Ctrl-C was pressed."""
+        return self._seen
+
+    def restore(self) -> None:
+        """Put the previous handler back."""
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._previous)

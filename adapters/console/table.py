@@ -1,0 +1,186 @@
+"""The terminal's screen: the views it prints (lobby, table, private hand, showdowns), numbered buttons."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import TextIO
+
+from adapters.console.lines import LineSource
+from bot.bootstrap import App
+from bot.model import UserRef
+from bot.tokens import PickCard, TokenError, parse_token
+from bot.views import Button, Outcome, OutMessage
+from engine.cards import Card, card_name
+
+#: The line around a showdown.
+RULE = "─" * 60
+# The private hand is always printed here, so "My cards" would only repeat it.
+_HIDDEN_CODES = frozenset({"cards"})
+# Messages that stand on the screen and are redrawn; every other slot (rules, notices…) is printed once.
+_STANDING_SLOTS = ("lobby", "table", "hand")
+_NUMBERS_RE = re.compile(r"[0-9]+(?:[\s,]+[0-9]+)*")  # ASCII digits only: int() would take "²"… or not
+_BOLD_RE = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+
+
+def plain(message: OutMessage) -> str:
+    """A message's text for a terminal: light Markdown markers stripped (``**bold**`` → ``bold``)."""
+    return _BOLD_RE.sub(r"\1", message.text) if message.markdown else message.text
+
+
+def numbers(text: str) -> list[int] | None:
+    """``"1 3 4"`` or ``"1,3,4"`` → ``[1, 3, 4]``; ``None`` unless the text is only ASCII numbers."""
+    text = text.strip()
+    if not _NUMBERS_RE.fullmatch(text):
+        return None
+    return [int(n) for n in re.split(r"[\s,]+", text)]
+
+
+def code_of(button: Button) -> str | None:
+    """The action code of a button's token (``None`` if it is not a token)."""
+    try:
+        return parse_token(button.token).code
+    except TokenError:
+        return None
+
+
+def card_of(button: Button) -> Card | None:
+    """The card a discard-pick button toggles (``None`` for any other button)."""
+    try:
+        command = parse_token(button.token).command
+    except TokenError:
+        return None
+    return command.card if isinstance(command, PickCard) else None
+
+
+class ConsoleTable:
+    """Prints views and turns buttons into numbered choices."""
+
+    def __init__(
+        self,
+        app: App,
+        user: UserRef,
+        out: TextIO = sys.stdout,
+        lines: LineSource | None = None,
+        *,
+        pause: bool = False,
+    ):
+        """Play as ``user``; with ``pause``, wait for Enter (read from ``lines``) after each showdown."""
+        self.app = app
+        self.user = user
+        self.out = out
+        self.lines = lines
+        self.pause = pause
+        self.latest: dict[str, OutMessage] = {}
+
+    def say(self, text: str) -> None:
+        """Print a short line for the player."""
+        print(f"» {text}", file=self.out)
+
+    async def show(self, outcome: Outcome, *, draw: bool = True) -> None:
+        """Print an outcome's answer and one-off messages; remember the standing ones; redraw if ``draw``."""
+        if outcome.answer:
+            self.say(outcome.answer)
+        for message in outcome.messages:
+            if message.user is not None and message.user != self.user.key:
+                continue
+            if message.slot == "showdown":
+                print(f"\n{RULE}\n{plain(message)}\n{RULE}", file=self.out)
+                if self.pause and self.lines is not None:
+                    self.lines.drop_typed_ahead()
+                    await self.lines.readline("(Enter) ")
+            elif message.slot in _STANDING_SLOTS:
+                self.latest[message.slot] = message
+            else:  # rules (also the full rules, sent privately), notices, leaderboards
+                print(f"\n{plain(message)}", file=self.out)
+        if draw:
+            self.draw()
+
+    def choices(self) -> list[Button]:
+        """Every button on screen, lobby and table first, then the private hand ("My cards" left out)."""
+        buttons: list[Button] = []
+        for key in _STANDING_SLOTS:
+            message = self.latest.get(key)
+            if message is not None:
+                buttons.extend(b for row in message.buttons for b in row if code_of(b) not in _HIDDEN_CODES)
+        return buttons
+
+    def button(self, code: str) -> Button | None:
+        """The button on screen with this action code, if any."""
+        return next((b for b in self.choices() if code_of(b) == code), None)
+
+    def draw(self) -> None:
+        """Print the open lobby or the table, the private hand and the numbered choices."""
+        lobby = self.latest.get("lobby")
+        if lobby is not None and lobby.buttons:  # a closed lobby ("the game has started") says nothing new
+            print(f"\n{plain(lobby)}", file=self.out)
+        for key in ("table", "hand"):
+            message = self.latest.get(key)
+            if message is not None:
+                print(f"\n{plain(message)}", file=self.out)
+        for i, button in enumerate(self.choices(), 1):
+            print(f"  [{i}] {button.label}", file=self.out)
+
+    async def press(self, *indexes: int) -> None:
+        """Press the choices numbered ``indexes`` (1-based), in turn, as they were on screen.
+
+        The tokens are read before the first press: the numbers mean what the player saw, even if a press
+        redraws the buttons. A refused press stops the rest.
+        """
+        buttons = self.choices()
+        if not indexes or not all(1 <= i <= len(buttons) for i in indexes):
+            self.say("?")
+            return
+        tokens = [buttons[i - 1].token for i in indexes]
+        for n, token in enumerate(tokens, 1):
+            outcome = await self.app.service.press(self.user, token)
+            last = n == len(tokens) or not outcome.ok
+            await self.show(outcome, draw=last)
+            if last:
+                return
+
+    async def discard(self, *indexes: int) -> None:
+        """Discard exactly the cards whose buttons are numbered ``indexes``, and confirm, in one go."""
+        buttons = self.choices()
+        if not indexes or not all(1 <= i <= len(buttons) for i in indexes):
+            self.say("?")
+            return
+        chosen = [buttons[i - 1] for i in indexes]
+        if not all(_is_card(b) for b in chosen):
+            self.say("?")  # not card buttons: nothing to discard there
+            return
+        wanted = {b.token for b in chosen}
+        picked = await self._picked([b for b in buttons if _is_card(b)])
+        # Card buttons toggle: press only those whose card is not yet as wanted (one may be picked already).
+        for b in buttons:
+            if _is_card(b) and (b.token in wanted) != (b.token in picked):
+                outcome = await self.app.service.press(self.user, b.token)
+                await self.show(outcome, draw=False)
+                if not outcome.ok:
+                    self.draw()
+                    return
+        confirm = self.button("discard")
+        if confirm is None:
+            self.draw()
+            return
+        await self.show(await self.app.service.press(self.user, confirm.token))
+
+    async def _picked(self, cards: list[Button]) -> set[str]:
+        """The tokens of those card buttons whose card is picked for the discard now (the stored table)."""
+        hand = self.latest.get("hand")
+        state = await self.app.service.load_table(hand.table) if hand is not None else None
+        seat = None if state is None else state.seat_of(self.user.key)
+        if state is None or seat is None:
+            return set()
+        names = set(state.seats[seat].discard_pick)
+        picked: set[str] = set()
+        for b in cards:
+            card = card_of(b)
+            if card is not None and card_name(card) in names:
+                picked.add(b.token)
+        return picked
+
+
+def _is_card(button: Button) -> bool:
+    """Whether a button picks a card for the discard (its code names the card)."""
+    return card_of(button) is not None
