@@ -23,6 +23,7 @@ import pytest
 
 from bot.flow import FlowSettings
 from bot.model import TableStatus
+from engine.cards import card_name
 from engine.hand import Phase
 
 from .conftest import (
@@ -93,7 +94,8 @@ async def random_session(tg: FakeTelegram, bot: RunningBot, seed: int, hands: in
         seat = hand.turn
         if roll < 0.12 and seen_messages:  # an old (or current) button, by anyone at the table
             message = rng.choice(seen_messages)
-            data = sorted(ever_data(message))
+            # (Not the language picker: its buttons are live settings, and the checks below read English.)
+            data = sorted(d for d in ever_data(message) if not d.startswith("-."))
             if data:
                 user = rng.choice([*table.players.values(), outsider])
                 await press_any(table, user, message, rng.choice(data))
@@ -133,7 +135,12 @@ async def random_session(tg: FakeTelegram, bot: RunningBot, seed: int, hands: in
         if hand.phase is Phase.DISCARD:
             ready = [s for s in table.players if not state.seats[s].discard_ready and len(hand.hands[s]) == 4]
             if ready:
-                await table.discard(rng.choice(ready), sorted(rng.sample(range(4), rng.randint(1, 3))))
+                # An old button may have picked a card already: pick others (picking toggles), then confirm.
+                who = rng.choice(ready)
+                picked = set(state.seats[who].discard_pick)
+                free = [i for i, card in enumerate(hand.hands[who]) if card_name(card) not in picked]
+                picks = sorted(rng.sample(free, min(len(free), rng.randint(1, 3)))) if free else []
+                await table.discard(who, picks)
             else:
                 await asyncio.sleep(0.02)
             continue
