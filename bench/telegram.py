@@ -385,6 +385,14 @@ def per_chat_rates(calls: list[Call]) -> tuple[int, float, int]:
     return worst, shortest, len(times)
 
 
+def print_clean(tg: FakeTelegram) -> None:
+    """What a phase left wrong: calls the fake server refused, callback queries never answered."""
+    print(
+        f"  calls rejected by the fake server: {len(tg.rejected())}; "
+        f"unanswered callback queries: {len(tg.unanswered_callbacks())}"
+    )
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -462,10 +470,7 @@ async def solo(hands: int, seed: int) -> None:
             f"{counts['private edits'] / played:6.2f} · keyboards removed per hand: "
             f"{counts['private keyboard removals'] / played:.2f}"
         )
-        print(
-            f"  calls rejected by the fake server: {len(tg.rejected())}; "
-            f"unanswered callback queries: {len(tg.unanswered_callbacks())}"
-        )
+        print_clean(tg)
 
 
 async def mixed(hands: int, seed: int) -> None:
@@ -493,10 +498,7 @@ async def mixed(hands: int, seed: int) -> None:
             f"  group messages per hand: {counts['group sends'] / played:6.2f} · group edits per hand: "
             f"{counts['group edits'] / played:6.2f}   (a run of machine moves is one edit)"
         )
-        print(
-            f"  calls rejected by the fake server: {len(tg.rejected())}; "
-            f"unanswered callback queries: {len(tg.unanswered_callbacks())}"
-        )
+        print_clean(tg)
 
 
 async def pacing(hands: int, seed: int) -> None:
@@ -542,10 +544,7 @@ async def pacing(hands: int, seed: int) -> None:
             f"{percentile(table.waits, 0.5):.2f} s · max {max(table.waits):.2f} s "
             f"over {len(table.waits)} turns"
         )
-        print(
-            f"  calls rejected by the fake server: {len(tg.rejected())}; "
-            f"unanswered callback queries: {len(tg.unanswered_callbacks())}"
-        )
+        print_clean(tg)
 
 
 async def run(args: argparse.Namespace) -> None:
