@@ -1,4 +1,4 @@
-"""``musbot run``: start every chat adapter that has a token, until SIGINT/SIGTERM."""
+"""``musbot run``: start every chat adapter that has a token, on one service, until SIGINT/SIGTERM."""
 
 from __future__ import annotations
 
@@ -6,38 +6,61 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 
+from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
-from bot.bootstrap import build_app
+from bot.bootstrap import DeadlineLoop, build_app
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
+NO_TOKEN = (
+    "No adapter has a token: set TELEGRAM_TOKEN and/or DISCORD_TOKEN (see .env.example), or try the "
+    "terminal table with `musbot play`."
+)
 
-async def serve(settings: Settings, telegram: TelegramSettings | None = None) -> int:
-    """Run the configured adapters on one bot core."""
+
+async def serve(
+    settings: Settings,
+    telegram: TelegramSettings | None = None,
+    discord_settings: DiscordSettings | None = None,
+) -> int:
+    """Run the configured adapters on one bot core, with one deadline loop for all of them."""
     telegram = telegram if telegram is not None else TelegramSettings()
-    if telegram.token is None:
-        print(
-            "No adapter has a token: set TELEGRAM_TOKEN (see .env.example), or try the terminal table with "
-            "`musbot play`.",
-            file=sys.stderr,
-        )
+    discord_settings = discord_settings if discord_settings is not None else DiscordSettings()
+    if telegram.token is None and discord_settings.token is None:
+        print(NO_TOKEN, file=sys.stderr)
         return 2
-    from adapters.telegram.app import start_telegram, stop_telegram
-
     app = await build_app(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    deadlines = DeadlineLoop(app.service)
+    stoppers: list[Callable[[], Awaitable[None]]] = []
     try:
-        application, runtime = await start_telegram(app, settings, telegram)
-        try:
-            await stop.wait()
-        finally:
-            await stop_telegram(application, runtime)
+        if telegram.token is not None:
+            from adapters.telegram.app import start_telegram, stop_telegram
+
+            application, runtime = await start_telegram(app, settings, telegram, deadlines=False)
+            deadlines.deliveries.append(runtime.sender)
+            stoppers.append(lambda: stop_telegram(application, runtime))
+        if discord_settings.token is not None:
+            from adapters.discord.app import start_discord
+
+            client = await start_discord(app, settings, discord_settings, deadlines=False)
+            deadlines.deliveries.append(client.sender)
+            stoppers.append(client.stop)
+        deadlines.start()
+        await stop.wait()
     finally:
+        await deadlines.stop()
+        for stopper in reversed(stoppers):
+            try:
+                await stopper()
+            except Exception:  # stop the others whatever one of them does
+                log.exception("an adapter did not stop cleanly")
         await app.close()
     return 0
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
+from bot.delivery import Delivery
 from bot.flow import FlowSettings
 from bot.leaderboard import RedisLeaderboard
 from bot.leaderboard.queue import RedisResultQueue
@@ -130,3 +132,35 @@ async def run_deadlines(
                 for waiter in waiters:
                     waiter.cancel()
         woken.clear()
+
+
+@dataclass
+class DeadlineLoop:
+    """The one deadline loop of a process, handing what fires to every platform's delivery.
+
+    One per service: the loop waits on the service's "deadline added" event, which a second loop would
+    steal. Each delivery ignores the views of chats that are not its platform's.
+    """
+
+    service: Service
+    deliveries: list[Delivery] = field(default_factory=list)
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+    async def on_outcome(self, outcome: Outcome) -> None:
+        """Render what a fired deadline produced, on whichever platform its chat is."""
+        for delivery in self.deliveries:
+            delivery.deliver(outcome.messages)
+
+    def start(self) -> None:
+        """Start firing deadlines in the background."""
+        self.stop_event.clear()
+        self.task = asyncio.create_task(run_deadlines(self.service, self.on_outcome, self.stop_event))
+
+    async def stop(self) -> None:
+        """Stop the loop (the deliveries are their owners' to close)."""
+        self.stop_event.set()
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+            self.task = None

@@ -177,7 +177,7 @@ class ChatCommands:
     async def _chat_lang(self, chat: ChatRef, user: UserRef | None) -> str:
         """The chat's ``/language``; without one, a private chat's user's own language, else the default."""
         try:
-            chosen = await self.deps.prefs.get_language(chat.key)
+            chosen = await self.deps.prefs.get_language(chat.prefs_key)
         except StoreUnavailable:
             chosen = None
         if chosen:

@@ -151,13 +151,37 @@ class Delivery:
             chat_id = destination(message)
             if chat_id is None or not self.transport.owns(chat_id):
                 continue
-            lane = self._lanes.get(chat_id)
-            if lane is None:
-                lane = self._lanes[chat_id] = _Lane(chat_id)
+            lane = self._lane(chat_id)
             self._enqueue(lane, message)
-            if lane.worker is None or lane.worker.done():
-                lane.idle.clear()
-                lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{chat_id}")
+            self._wake(lane)
+
+    async def adopt(self, message: OutMessage, message_id: str) -> None:
+        """The adapter posted ``message`` itself, as ``message_id`` (the reply to a slash command).
+
+        The slot's next view edits that message, and the message it supersedes loses its buttons, exactly as
+        if the lane had sent it.
+        """
+        chat_id = destination(message)
+        if chat_id is None or not self.transport.owns(chat_id):
+            return
+        lane = self._lane(chat_id)
+        try:
+            known = await self._known(chat_id, message)
+            await self._record_sent(lane, message, message_id, known)
+        except StoreUnavailable:
+            log.warning("surfaces store unavailable; a reply's message id was not kept")
+        self._wake(lane)
+
+    def _lane(self, chat_id: str) -> _Lane:
+        lane = self._lanes.get(chat_id)
+        if lane is None:
+            lane = self._lanes[chat_id] = _Lane(chat_id)
+        return lane
+
+    def _wake(self, lane: _Lane) -> None:
+        if lane.pending and (lane.worker is None or lane.worker.done()):
+            lane.idle.clear()
+            lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{lane.chat_id}")
 
     @staticmethod
     def _enqueue(lane: _Lane, message: OutMessage) -> None:
@@ -255,6 +279,12 @@ class Delivery:
             self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
         self._shown[key] = content
 
+    async def _known(self, chat_id: str, message: OutMessage) -> str | None:
+        """The message that shows the view's slot now, if the slot is one that messages are kept for."""
+        if not message.table or message.slot not in COALESCING_SLOTS:
+            return None
+        return await self.surfaces.get(message.table, chat_id, message.slot)
+
     async def _send(self, lane: _Lane, message: OutMessage) -> None:
         chat_id = lane.chat_id
         shown_key = (chat_id, message.table, message.slot)
@@ -262,14 +292,8 @@ class Delivery:
         if not message.fresh and self._shown.get(shown_key) == content:
             self.stats["skipped"] += 1
             return
-        slot_kept = bool(message.table) and message.slot in COALESCING_SLOTS
-        known = await self.surfaces.get(message.table, chat_id, message.slot) if slot_kept else None
-        superseded: str | None = None
-        if known is not None and message.fresh:
-            # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
-            shown = self._shown.get(shown_key)
-            superseded = known if shown is None or shown[1] else None
-        elif known is not None:
+        known = await self._known(chat_id, message)
+        if known is not None and not message.fresh:
             try:
                 await self.transport.edit(chat_id, known, message)
                 self.stats["edit"] += 1
@@ -281,12 +305,24 @@ class Delivery:
                 return
             except MessageGone:
                 await self.surfaces.forget(message.table, chat_id, message.slot)  # deleted: post it again
+                known = None
         sent = await self.transport.send(chat_id, message)
         self.stats["send"] += 1
-        if slot_kept:
-            self._remember(shown_key, content)
+        await self._record_sent(lane, message, sent, known)
+
+    async def _record_sent(self, lane: _Lane, message: OutMessage, sent: str, known: str | None) -> None:
+        """``sent`` now shows the view; ``known`` showed its slot until now and loses its buttons."""
+        chat_id = lane.chat_id
+        shown_key = (chat_id, message.table, message.slot)
+        superseded: str | None = None
+        if known is not None and known != sent:
+            # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
+            shown = self._shown.get(shown_key)
+            superseded = known if shown is None or shown[1] else None
+        if message.table and message.slot in COALESCING_SLOTS:
+            self._remember(shown_key, (message.text, message.buttons))
             await self.surfaces.set(message.table, chat_id, message.slot, sent)
-        if superseded is not None and superseded != sent:
+        if superseded is not None:
             # The next call of this lane, paced like any other: the new message goes out first.
             lane.pending.insert(0, _Pending(message, strip=superseded))
         if message.user is not None:

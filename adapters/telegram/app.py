@@ -7,10 +7,9 @@ workers can sit behind a load balancer — every state lives in Redis).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from telegram import BotCommand, Update
@@ -26,45 +25,35 @@ from telegram.ext import (
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
-from bot.bootstrap import App, run_deadlines
+from bot.bootstrap import App, DeadlineLoop
 from bot.chat_commands import COMMAND_LIST
 from bot.delivery import Delivery
 from bot.i18n import LANGUAGES, translator
 from bot.service import Service
 from bot.settings import Settings
 from bot.store.surfaces import RedisSurfaces, SurfaceStore
-from bot.views import Outcome
 
 log = logging.getLogger(__name__)
-
-#: The command menu, in the order Telegram shows it.
 
 
 @dataclass
 class TelegramRuntime:
-    """What runs next to the Application: the sender, the handlers and the deadline loop."""
+    """What runs next to the Application: the sender, the handlers and (alone on a service) the deadlines."""
 
     service: Service
     sender: Delivery
     handlers: TelegramHandlers
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    loop_task: asyncio.Task[None] | None = None
-
-    async def on_outcome(self, outcome: Outcome) -> None:
-        """Render what a fired deadline produced."""
-        self.sender.deliver(outcome.messages)
+    deadlines: DeadlineLoop | None = None
 
     async def start_deadlines(self) -> None:
-        """Start firing deadlines in the background."""
-        self.stop.clear()
-        self.loop_task = asyncio.create_task(run_deadlines(self.service, self.on_outcome, self.stop))
+        """Fire deadlines in the background (when Telegram is the only platform on this service)."""
+        self.deadlines = DeadlineLoop(self.service, [self.sender])
+        self.deadlines.start()
 
     async def stop_deadlines(self) -> None:
-        """Stop the deadline loop and the sender."""
-        self.stop.set()
-        if self.loop_task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.loop_task
+        """Stop the deadline loop, if this runtime runs one, and the sender."""
+        if self.deadlines is not None:
+            await self.deadlines.stop()
         with contextlib.suppress(TimeoutError):
             await self.sender.flush(timeout=5.0)  # let the last views out
         await self.sender.close()
@@ -122,11 +111,17 @@ async def set_command_menus(application: Application) -> None:  # type: ignore[t
 
 
 async def start_telegram(
-    app: App, settings: Settings, telegram: TelegramSettings, *, rate_limiter: bool = True
+    app: App,
+    settings: Settings,
+    telegram: TelegramSettings,
+    *,
+    rate_limiter: bool = True,
+    deadlines: bool = True,
 ) -> tuple[
     Application, TelegramRuntime  # type: ignore[type-arg]
 ]:
-    """Initialise and start the Application (polling or webhook) plus the deadline loop."""
+    """Initialise and start the Application (polling or webhook), and the deadline loop unless another
+    runs it (``deadlines=False``: ``musbot run`` with several platforms runs one loop for all)."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
     application, runtime = build_application(app.service, telegram, surfaces, rate_limiter=rate_limiter)
     await application.initialize()
@@ -147,7 +142,8 @@ async def start_telegram(
         )
     else:
         await application.updater.start_polling(allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY])
-    await runtime.start_deadlines()
+    if deadlines:
+        await runtime.start_deadlines()
     log.info("telegram adapter running as @%s", application.bot.username)
     return application, runtime
 

@@ -11,7 +11,11 @@ class TelegramSettings(BaseSettings):
     """How to reach Telegram. Secrets are :class:`SecretStr`: they never print."""
 
     model_config = SettingsConfigDict(
-        env_prefix="TELEGRAM_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix="TELEGRAM_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        env_ignore_empty=True,  # `VAR=` (as in .env.example) means unset
     )
 
     token: SecretStr | None = Field(default=None, description="The bot's token from @BotFather")

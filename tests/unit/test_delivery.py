@@ -194,3 +194,34 @@ async def test_other_refusals_drop_the_view_and_views_of_other_platforms_are_ign
     assert [v[0] for v in platform.messages.values()] == ["kept"]
     assert all(c == GROUP for _, c, _ in platform.calls)
     await delivery.close()
+
+
+async def test_an_adopted_reply_is_edited_next_and_supersedes_the_old_message(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    delivery.deliver([table_view("old", fresh=True)])
+    await delivery.flush()
+    (old_id,) = [m for (c, m) in platform.messages if c == GROUP]
+    # The adapter posted the new table itself (a slash command's reply) as message "r1".
+    platform.messages[(GROUP, "r1")] = ("new", table_view("new").buttons)
+    await delivery.adopt(table_view("new", fresh=True), "r1")
+    await delivery.flush()
+    assert platform.messages[(GROUP, old_id)][1] == ()  # the superseded message lost its buttons
+    assert await surfaces.get("t0000001", GROUP, "table") == "r1"
+    delivery.deliver([table_view("new")])  # what the reply already shows: no call
+    delivery.deliver([table_view("newer")])
+    await delivery.flush()
+    assert platform.kinds(GROUP) == ["send", "clear", "edit"]
+    assert platform.messages[(GROUP, "r1")][0] == "newer"
+    await delivery.close()
+
+
+async def test_adopting_a_view_of_another_platform_does_nothing(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    foreign = OutMessage(slot="table", text="t", chat="tg:-5", fresh=True, table="t0000001")
+    await delivery.adopt(foreign, "9")
+    assert await surfaces.get("t0000001", "tg:-5", "table") is None and platform.calls == []
+    await delivery.close()

@@ -1,0 +1,182 @@
+"""The Discord client: slash commands, persistent components, the delivery lanes, start and stop.
+
+``MusClient`` is an :class:`discord.AutoShardedClient` (one shard, or Discord's recommendation, or the
+``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis) that needs no
+privileged intent: everything arrives as interactions. At start-up it registers the ``/mus`` commands
+(to ``DISCORD_GUILD_IDS`` for development — instant — or globally) and the two persistent component
+templates, so that buttons drawn by any worker, before any restart, still act.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import discord
+import yarl
+from discord import app_commands
+
+from adapters.discord.commands import CatalogTranslator, mus_group
+from adapters.discord.interactions import DiscordHandlers
+from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
+from adapters.discord.settings import DiscordSettings
+from adapters.discord.transport import DiscordTransport
+from bot.bootstrap import App, DeadlineLoop
+from bot.delivery import Delivery
+from bot.service import Service
+from bot.settings import Settings
+from bot.store.surfaces import RedisSurfaces, SurfaceStore
+
+log = logging.getLogger(__name__)
+
+#: discord.py waits out shorter rate limits itself; longer ones come back to the delivery lane (≥ 30 s).
+MAX_RATELIMIT_WAIT = 30.0
+
+
+def point_at(settings: DiscordSettings) -> None:
+    """Send REST calls and the gateway connection elsewhere (a local fake in tests) when settings say so.
+
+    Both are class attributes of discord.py: one destination per process.
+    """
+    if settings.api_base_url:
+        discord.http.Route.BASE = settings.api_base_url.rstrip("/")
+    if settings.gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
+
+
+def _carries(message: discord.Message | None, custom_id: str) -> bool:
+    """Whether ``custom_id`` is one of the message's components (else no component item handles it)."""
+    if message is None:
+        return False
+    for row in message.components:
+        for child in getattr(row, "children", ()):
+            if getattr(child, "custom_id", None) == custom_id:
+                return True
+    return False
+
+
+class MusClient(discord.AutoShardedClient):
+    """The bot on Discord: one service, one delivery (lanes per channel), the ``/mus`` command tree."""
+
+    def __init__(self, service: Service, settings: DiscordSettings, surfaces: SurfaceStore) -> None:
+        """A client for ``service``; ``surfaces`` remembers which message shows what."""
+        shards: dict[str, Any] = {}
+        if settings.shard_count is not None:
+            shards["shard_count"] = settings.shard_count
+            if settings.shard_ids:
+                shards["shard_ids"] = settings.shard_ids
+        super().__init__(
+            intents=discord.Intents.none() | discord.Intents(guilds=True),
+            max_ratelimit_timeout=MAX_RATELIMIT_WAIT,
+            allowed_mentions=NO_MENTIONS,
+            **shards,
+        )
+        self.settings = settings
+        self.transport = DiscordTransport(self)
+        self.sender = Delivery(self.transport, surfaces, min_interval=settings.min_interval)
+        self.handlers = DiscordHandlers(service, self.sender)
+        #: What :class:`TokenButton` and :class:`TokenMenu` call.
+        self.press_handler = self.handlers.press
+        self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
+        self.tree.add_command(mus_group(self.handlers))
+        self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+
+    async def setup_hook(self) -> None:
+        """Register the persistent components and the commands' translations; sync the commands."""
+        self.add_dynamic_items(TokenButton, TokenMenu)
+        await self.tree.set_translator(CatalogTranslator())
+        if not self.settings.sync_commands:
+            return
+        if self.settings.guild_ids:
+            for guild_id in self.settings.guild_ids:
+                guild = discord.Object(id=guild_id)
+                self.tree.copy_global_to(guild=guild)
+                await self.tree.sync(guild=guild)
+        else:
+            await self.tree.sync()
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """A press on a component its message does not carry (forged, or from a message since changed) is
+        answered too: no component item will see it."""
+        if interaction.type is not discord.InteractionType.component or interaction.data is None:
+            return
+        custom_id = str(interaction.data.get("custom_id", ""))
+        if not _carries(interaction.message, custom_id):
+            await self.handlers.press(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
+
+    async def _on_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        log.error("slash command error: %s", error)
+
+    async def on_shard_ready(self, shard_id: int) -> None:
+        """Log each shard as it connects."""
+        log.info("discord shard %s ready as %s", shard_id, self.user)
+
+
+class DiscordRuntime:
+    """A started client: its connection task, and the deadline loop when it runs alone on its service."""
+
+    def __init__(self, client: MusClient, task: asyncio.Task[None]) -> None:
+        """Wrap a logged-in client whose ``connect()`` runs in ``task``."""
+        self.client = client
+        self.task = task
+        self.deadlines: DeadlineLoop | None = None
+
+    @property
+    def sender(self) -> Delivery:
+        """The client's delivery lanes."""
+        return self.client.sender
+
+    async def stop(self) -> None:
+        """Stop the deadline loop, let the last views out, close the connection."""
+        if self.deadlines is not None:
+            await self.deadlines.stop()
+        with contextlib.suppress(TimeoutError):
+            await self.sender.flush(timeout=5.0)
+        await self.sender.close()
+        await self.client.close()
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.task
+
+
+async def start_client(
+    service: Service,
+    settings: DiscordSettings,
+    surfaces: SurfaceStore,
+    *,
+    deadlines: bool = True,
+    ready_timeout: float = 60.0,
+) -> DiscordRuntime:
+    """Log in, connect every shard of this process and wait until they are ready."""
+    if settings.token is None:
+        raise ValueError("DISCORD_TOKEN is not set")
+    point_at(settings)
+    client = MusClient(service, settings, surfaces)
+    await client.login(settings.token.get_secret_value())
+    task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
+    ready = asyncio.create_task(client.wait_until_ready())
+    await asyncio.wait({task, ready}, timeout=ready_timeout, return_when=asyncio.FIRST_COMPLETED)
+    if not ready.done():
+        ready.cancel()
+        await client.close()
+        if task.done() and task.exception() is not None:
+            raise RuntimeError(f"Discord connection failed: {task.exception()}")
+        raise TimeoutError("Discord did not get ready in time")
+    runtime = DiscordRuntime(client, task)
+    if deadlines:
+        runtime.deadlines = DeadlineLoop(service, [runtime.sender])
+        runtime.deadlines.start()
+    log.info("discord adapter running as %s", client.user)
+    return runtime
+
+
+async def start_discord(
+    app: App, settings: Settings, discord_settings: DiscordSettings, *, deadlines: bool = True
+) -> DiscordRuntime:
+    """Start the Discord adapter on a running core (its surfaces in the core's Redis)."""
+    surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
+    return await start_client(app.service, discord_settings, surfaces, deadlines=deadlines)

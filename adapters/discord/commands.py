@@ -1,0 +1,106 @@
+"""The ``/mus`` slash commands and their translations from our catalogues.
+
+One group, ``/mus``, with ``newgame``, ``leaderboard``, ``stats``, ``rules``, ``language``, ``cancel`` and
+``help``: one entry in a server's command list, whatever other bots there are. Command names stay English
+(Discord matches what a person types against them); descriptions are translated for the locales Discord has
+and we speak (Spanish, French, Brazilian Portuguese — Basque and Galician servers choose their language with
+``/mus language``, which is what the bot speaks in that server whatever each client shows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import Choice, locale_str
+
+from adapters.discord.ids import language_of
+from adapters.discord.interactions import DiscordHandlers
+from bot.chat_commands import COMMAND_LIST
+from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
+from bot.i18n.markers import N_
+from bot.model import ChatRef, UserRef
+from bot.views import Outcome
+
+_ = N_
+
+GROUP_DESCRIPTION = _("Play Mus a 8 reyes, in pairs")
+FULL_DESCRIPTION = _("All the rules, shown only to you")
+EVERYONE_DESCRIPTION = _("Everyone who played with this bot, not just this channel")
+LANGUAGE_DESCRIPTION = _("The language; leave it empty to choose from buttons")
+DESCRIPTIONS: dict[str, str] = dict(COMMAND_LIST)
+
+
+class CatalogTranslator(app_commands.Translator):
+    """Descriptions from our catalogues, for the Discord locales we speak (English is the source)."""
+
+    async def translate(
+        self, string: locale_str, locale: discord.Locale, context: app_commands.TranslationContextTypes
+    ) -> str | None:
+        """The description in ``locale``'s language; ``None`` (Discord shows the source) otherwise."""
+        if context.location in (
+            app_commands.TranslationContextLocation.command_name,
+            app_commands.TranslationContextLocation.group_name,
+            app_commands.TranslationContextLocation.parameter_name,
+            app_commands.TranslationContextLocation.choice_name,  # language names are written in their own
+        ):
+            return None
+        lang = language_of(locale)
+        if lang is None or lang == "en":
+            return None
+        text = translator(lang).gettext(string.message)
+        return text[:100] if text != string.message else None
+
+
+def _describe(name: str) -> locale_str:
+    return locale_str(DESCRIPTIONS[name])
+
+
+def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
+    """The ``/mus`` group, each command calling the service through ``handlers``."""
+    service = handlers.service
+    group = app_commands.Group(name="mus", description=locale_str(GROUP_DESCRIPTION))
+
+    @group.command(name="newgame", description=_describe("newgame"))
+    async def newgame(interaction: discord.Interaction[Any]) -> None:
+        await handlers.command(interaction, service.new_table)
+
+    @group.command(name="leaderboard", description=_describe("leaderboard"))
+    @app_commands.describe(everyone=locale_str(EVERYONE_DESCRIPTION))
+    async def leaderboard(interaction: discord.Interaction[Any], everyone: bool = False) -> None:
+        async def work(chat: ChatRef, user: UserRef) -> Outcome:
+            return await service.leaderboard(chat, user, "global" if everyone else "chat")
+
+        await handlers.command(interaction, work)
+
+    @group.command(name="stats", description=_describe("stats"))
+    async def stats(interaction: discord.Interaction[Any]) -> None:
+        await handlers.command(interaction, service.stats)
+
+    @group.command(name="rules", description=_describe("rules"))
+    @app_commands.describe(full=locale_str(FULL_DESCRIPTION))
+    async def rules(interaction: discord.Interaction[Any], full: bool = False) -> None:
+        async def work(chat: ChatRef, user: UserRef) -> Outcome:
+            return await service.rules(chat, user, full)
+
+        await handlers.command(interaction, work)
+
+    @group.command(name="language", description=_describe("language"))
+    @app_commands.describe(language=locale_str(LANGUAGE_DESCRIPTION))
+    @app_commands.choices(language=[Choice(name=LANGUAGE_NAMES[c], value=c) for c in LANGUAGES])
+    async def language(interaction: discord.Interaction[Any], language: Choice[str] | None = None) -> None:
+        async def work(chat: ChatRef, user: UserRef) -> Outcome:
+            return await service.set_language(chat, user, None if language is None else language.value)
+
+        await handlers.command(interaction, work)
+
+    @group.command(name="cancel", description=_describe("cancel"))
+    async def cancel(interaction: discord.Interaction[Any]) -> None:
+        await handlers.command(interaction, service.cancel)
+
+    @group.command(name="help", description=_describe("help"))
+    async def help_(interaction: discord.Interaction[Any]) -> None:
+        await handlers.command(interaction, service.help)
+
+    return group

@@ -1,0 +1,203 @@
+"""Thin interaction handlers: a slash command or a press in, the service called, the interaction answered.
+
+No game logic lives here, only Discord's idiom for the core's outcomes:
+
+- Every interaction is answered once, within Discord's 3 s: when the work takes longer than
+  :attr:`DiscordHandlers.defer_after`, the interaction is deferred first and answered by a follow-up.
+- A slash command's reply *is* the view it opened (a lobby, the leaderboard, the help) when there is one: the
+  core's delivery adopts that message, so the table is then edited in place like any other. Refusals are
+  ephemeral. The full rules asked in a server come ephemerally to the asker, section by section.
+- A press is answered ephemerally when the core has something to say to the presser alone (a refusal, a caught
+  seña); otherwise it is acknowledged silently and the table's message is edited by the delivery lane (paced
+  per channel, latest state wins).
+- "My cards" answers ephemerally with the presser's private view — cards, discard picks, señas — whose buttons
+  update that same ephemeral message. The hand also goes by direct message to those whose DMs are open; closed
+  DMs fall back silently to this ephemeral path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import discord
+
+from adapters.discord.ids import chat_ref, user_ref
+from adapters.discord.layout import NO_MENTIONS, text_of, view_of
+from bot.delivery import COALESCING_SLOTS, Delivery
+from bot.i18n import common as msg
+from bot.i18n import normalize_language, translator
+from bot.model import ChatRef, UserRef
+from bot.service import Service
+from bot.tokens import ShowCards, Token, TokenError, parse_token
+from bot.views import Outcome, OutMessage
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+#: A command's work, given where and by whom it was typed.
+CommandWork = Callable[[ChatRef, UserRef], Awaitable[Outcome]]
+#: The answer to an interaction that needs one but got nothing to say (never empty: Discord refuses that).
+DONE = "✓"
+
+
+def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
+    message = interaction.message
+    return message is not None and message.flags.ephemeral
+
+
+def _parse(data: str) -> Token | None:
+    try:
+        return parse_token(data)
+    except TokenError:
+        return None
+
+
+@dataclass
+class DiscordHandlers:
+    """The handlers of one client, sharing the service and the delivery lanes."""
+
+    service: Service
+    sender: Delivery
+    defer_after: float = 2.0
+    """Seconds of work after which an interaction is deferred (Discord drops an answer later than 3 s)."""
+
+    # --- answering -----------------------------------------------------------------------------------
+
+    async def _in_time(
+        self, interaction: discord.Interaction[Any], work: Awaitable[_T], *, command: bool
+    ) -> _T:
+        """Await ``work``; if it outlasts :attr:`defer_after`, defer the interaction meanwhile."""
+        task = asyncio.ensure_future(work)
+        done, _pending = await asyncio.wait({task}, timeout=self.defer_after)
+        if not done and not interaction.response.is_done():
+            with contextlib.suppress(discord.HTTPException):
+                if command:
+                    await interaction.response.defer(ephemeral=True, thinking=True)
+                else:
+                    await interaction.response.defer()
+        return await task
+
+    async def _say(self, interaction: discord.Interaction[Any], text: str, *, ephemeral: bool = True) -> None:
+        """Answer with a text (a follow-up if the interaction was already answered or deferred)."""
+        text = text[:2000] or DONE
+        if interaction.response.is_done():
+            await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
+        else:
+            await interaction.response.send_message(text, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
+
+    async def _show(
+        self, interaction: discord.Interaction[Any], view: OutMessage, *, ephemeral: bool
+    ) -> str | None:
+        """Answer with a view (text and buttons); the id of the message that shows it."""
+        extra: dict[str, Any] = {}
+        components = view_of(view)
+        if components is not None:
+            extra["view"] = components
+        if interaction.response.is_done():
+            sent = await interaction.followup.send(
+                text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, wait=True, **extra
+            )
+            return str(sent.id)
+        response = await interaction.response.send_message(
+            text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+        )
+        return None if response.message_id is None else str(response.message_id)
+
+    async def _update(self, interaction: discord.Interaction[Any], view: OutMessage) -> None:
+        """Make the message that was pressed show ``view`` (the presser's ephemeral hand)."""
+        components = view_of(view)
+        if interaction.response.is_done():
+            await interaction.edit_original_response(content=text_of(view), view=components)
+        else:
+            await interaction.response.edit_message(content=text_of(view), view=components)
+
+    async def _internal_error(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
+        text = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
+        with contextlib.suppress(discord.HTTPException):
+            await self._say(interaction, text)
+
+    # --- slash commands ------------------------------------------------------------------------------
+
+    async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
+        """Run a slash command's work and answer it; never raise."""
+        user, chat = user_ref(interaction), chat_ref(interaction)
+        try:
+            outcome = await self._in_time(interaction, work(chat, user), command=True)
+            await self._answer_command(interaction, chat, user, outcome)
+        except Exception:  # the interaction is answered whatever happens
+            log.exception("slash command failed")
+            await self._internal_error(interaction, user)
+
+    async def _answer_command(
+        self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
+    ) -> None:
+        messages = list(outcome.messages)
+        # Private texts asked for in a server (the full rules) are shown to the asker there, ephemerally.
+        asides = [
+            m for m in messages if not chat.private and m.user == user.key and m.slot not in COALESCING_SLOTS
+        ]
+        if asides:
+            self.sender.deliver([m for m in messages if m not in asides])
+            for aside in asides:
+                await self._show(interaction, aside, ephemeral=True)
+            return
+        reply = next((m for m in messages if m.fresh and m.user is None and m.chat == chat.key), None)
+        deferred = interaction.response.is_done()
+        if reply is None or not outcome.ok or deferred:
+            self.sender.deliver(messages)
+            await self._say(
+                interaction, outcome.answer or DONE, ephemeral=not outcome.ok or not outcome.answer
+            )
+            return
+        message_id = await self._show(interaction, reply, ephemeral=False)
+        if message_id is not None:
+            await self.sender.adopt(reply, message_id)
+        self.sender.deliver([m for m in messages if m is not reply])
+        if outcome.answer:
+            await self._say(interaction, outcome.answer)
+
+    # --- buttons and menus ---------------------------------------------------------------------------
+
+    async def press(self, interaction: discord.Interaction[Any], data: str) -> None:
+        """A press on one of our components (or a forged one): call the service, always answer."""
+        user, chat = user_ref(interaction), chat_ref(interaction)
+        try:
+            outcome = await self._in_time(interaction, self.service.press(user, data, chat), command=False)
+            token = _parse(data)
+            if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
+                await self._show_cards(interaction, user, token.table, outcome)
+            else:
+                await self._answer_press(interaction, user, outcome)
+            self.sender.deliver(outcome.messages)
+        except Exception:  # the interaction is answered whatever happens
+            log.exception("button press failed")
+            await self._internal_error(interaction, user)
+
+    async def _show_cards(
+        self, interaction: discord.Interaction[Any], user: UserRef, table_id: str, pressed: Outcome
+    ) -> None:
+        """ "My cards": the presser's private view, ephemerally (its buttons act on that message)."""
+        shown = await self.service.show_hand(user, table_id)
+        view = next((m for m in shown.messages if m.user == user.key and m.slot == "hand"), None)
+        if view is None:
+            await self._say(interaction, pressed.answer or shown.answer or DONE)
+        else:
+            await self._show(interaction, view, ephemeral=True)
+
+    async def _answer_press(
+        self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
+    ) -> None:
+        mine = next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
+        if mine is not None and _is_ephemeral(interaction):
+            await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
+            if outcome.answer and outcome.alert:
+                await self._say(interaction, outcome.answer)
+        elif outcome.answer:
+            await self._say(interaction, outcome.answer)
+        elif not interaction.response.is_done():
+            await interaction.response.defer()  # the table's message is edited by its lane

@@ -1,0 +1,146 @@
+"""The core's views as Discord messages: text within 2,000 characters and buttons within 5 rows of 5.
+
+Every component is a persistent :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the core's
+token, so a press works after a restart and on any worker. Buttons keep the view's rows (a row longer than
+five is wrapped); when they need more than five rows, the last ones become select menus of up to 25 choices
+each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A menu's
+``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
+
+Text: views in light Markdown are Discord Markdown already; plain views are escaped, so a player called
+``*Ane*`` is not shown in italics. Commands the core names (``/newgame``) are the ``/mus`` group's
+(``/mus newgame``). Mentions are never pinged (see :data:`NO_MENTIONS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import discord
+from discord.ui import Button, DynamicItem, Select
+
+from bot.chat_commands import COMMAND_LIST
+from bot.views import Button as ViewButton
+from bot.views import OutMessage
+
+MAX_TEXT = 2000
+MAX_ROWS = 5
+MAX_PER_ROW = 5
+MAX_OPTIONS = 25
+MAX_LABEL = 80
+MAX_OPTION_LABEL = 100
+MENU_PREFIX = "menu:"
+#: The core's texts name commands as ``/newgame``; on Discord they live in the ``/mus`` group.
+_COMMAND_RE = re.compile(r"(?<![\w/])/(" + "|".join(name for name, _ in COMMAND_LIST) + r")\b")
+#: Nobody is pinged by the bot's messages, whatever a player's name contains.
+NO_MENTIONS = discord.AllowedMentions.none()
+
+#: What a press calls: (interaction, the token it carries).
+PressHandler = Callable[[discord.Interaction[Any], str], Awaitable[None]]
+
+
+def press_handler(interaction: discord.Interaction[Any]) -> PressHandler:
+    """The adapter's press handler, held by the client (one client, one service)."""
+    handler: PressHandler | None = getattr(interaction.client, "press_handler", None)
+    if handler is None:
+        raise RuntimeError("the Discord client has no press_handler")
+    return handler
+
+
+class TokenButton(DynamicItem[Button[Any]], template=r"(?!menu:)(?P<token>.{1,100})"):
+    """A button whose ``custom_id`` is a token; any other custom id is a stale or forged press."""
+
+    def __init__(self, token: str, label: str = "·", row: int | None = None) -> None:
+        """A button carrying ``token`` under ``label``."""
+        super().__init__(
+            Button(
+                label=label[:MAX_LABEL] or "·",
+                custom_id=token,
+                style=discord.ButtonStyle.secondary,
+                row=row,
+            )
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> TokenButton:
+        """Rebuild the button from a press (its token is the custom id)."""
+        return cls(match["token"], getattr(item, "label", None) or "·")
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand the press to the adapter."""
+        await press_handler(interaction)(interaction, self.item.custom_id or "")
+
+
+class TokenMenu(DynamicItem[Select[Any]], template=r"menu:(?P<n>\d)"):
+    """A select menu whose options' values are tokens (more choices than five rows of buttons hold)."""
+
+    def __init__(self, n: int, choices: Sequence[ViewButton] = (), row: int | None = None) -> None:
+        """Menu number ``n`` offering ``choices``."""
+        options = [
+            discord.SelectOption(label=c.label[:MAX_OPTION_LABEL] or "·", value=c.token) for c in choices
+        ] or [discord.SelectOption(label="·", value="-")]
+        super().__init__(Select(custom_id=f"{MENU_PREFIX}{n}", options=options, row=row))
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> TokenMenu:
+        """Rebuild the menu from a choice (the token is the chosen value)."""
+        menu = cls(int(match["n"]))
+        if isinstance(item, Select):
+            menu.item.options = item.options
+        return menu
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand the chosen token to the adapter."""
+        values = self.item.values
+        await press_handler(interaction)(interaction, values[0] if values else "")
+
+
+def _wrapped_rows(rows: Sequence[Sequence[ViewButton]]) -> list[list[ViewButton]]:
+    out: list[list[ViewButton]] = []
+    for row in rows:
+        for start in range(0, len(row), MAX_PER_ROW):
+            out.append(list(row[start : start + MAX_PER_ROW]))
+    return [row for row in out if row]
+
+
+def arrange(rows: Sequence[Sequence[ViewButton]]) -> tuple[list[list[ViewButton]], list[list[ViewButton]]]:
+    """The button rows to show and the menus that take the rest: at most five rows in all."""
+    wrapped = _wrapped_rows(rows)
+    if len(wrapped) <= MAX_ROWS:
+        return wrapped, []
+    for kept in range(MAX_ROWS - 1, -1, -1):
+        rest = [b for row in wrapped[kept:] for b in row]
+        menus = [rest[i : i + MAX_OPTIONS] for i in range(0, len(rest), MAX_OPTIONS)]
+        if kept + len(menus) <= MAX_ROWS:
+            return wrapped[:kept], menus
+    # More than 125 choices: no view of ours has that many; keep what fits.
+    rest = [b for row in wrapped for b in row][: MAX_ROWS * MAX_OPTIONS]
+    return [], [rest[i : i + MAX_OPTIONS] for i in range(0, len(rest), MAX_OPTIONS)]
+
+
+def view_of(message: OutMessage) -> discord.ui.View | None:
+    """The components of a view (``None`` when it has no buttons)."""
+    if not any(message.buttons):
+        return None
+    rows, menus = arrange(message.buttons)
+    view = discord.ui.View(timeout=None)
+    for index, row in enumerate(rows):
+        for button in row:
+            view.add_item(TokenButton(button.token, button.label, row=index))
+    for n, choices in enumerate(menus):
+        view.add_item(TokenMenu(n, choices, row=len(rows) + n))
+    return view
+
+
+def text_of(message: OutMessage) -> str:
+    """The message content: Markdown views as they are, plain ones escaped; within 2,000 characters."""
+    text = message.text if message.markdown else discord.utils.escape_markdown(message.text)
+    text = _COMMAND_RE.sub(r"/mus \1", text)
+    if len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT - 1] + "…"
+    return text or "…"

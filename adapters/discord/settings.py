@@ -1,0 +1,60 @@
+"""The Discord adapter's settings (``DISCORD_*`` in the environment or ``.env``; ``.env.example`` documents
+each one). The core's own settings are :class:`bot.settings.Settings`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Self
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _ids(value: object) -> object:
+    """``"1, 2"`` or ``"1 2"`` (the environment's form) as a list of ints; lists pass through."""
+    if isinstance(value, str):
+        return [int(part) for part in value.replace(",", " ").split()]
+    return value
+
+
+class DiscordSettings(BaseSettings):
+    """How to reach Discord. The token is a :class:`SecretStr`: it never prints."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DISCORD_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        env_ignore_empty=True,  # `VAR=` (as in .env.example) means unset
+    )
+
+    token: SecretStr | None = Field(default=None, description="The bot's token (Developer Portal → Bot)")
+    api_base_url: str | None = Field(
+        default=None, description="Another HTTP API, e.g. http://127.0.0.1:8080/api/v10 (tests)"
+    )
+    gateway_url: str | None = Field(default=None, description="Another gateway websocket (tests)")
+    guild_ids: Annotated[list[int], NoDecode] = Field(
+        default_factory=list,
+        description="Sync the slash commands to these servers only (instant; for development). "
+        "Empty: sync globally (production).",
+    )
+    shard_count: int | None = Field(default=None, ge=1, description="Total shards across every process")
+    shard_ids: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, description="The shards this process runs (needs DISCORD_SHARD_COUNT)"
+    )
+    sync_commands: bool = Field(default=True, description="Register the slash commands at start-up")
+    min_interval: float = Field(
+        default=1.0, gt=0, description="Seconds between two calls to one channel (Discord allows ~5 per 5 s)"
+    )
+
+    @field_validator("guild_ids", "shard_ids", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        return _ids(value)
+
+    @model_validator(mode="after")
+    def _shards_agree(self) -> Self:
+        if self.shard_ids and self.shard_count is None:
+            raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT")
+        if self.shard_count is not None and any(not 0 <= s < self.shard_count for s in self.shard_ids):
+            raise ValueError("every DISCORD_SHARD_IDS entry must be below DISCORD_SHARD_COUNT")
+        return self

@@ -1,0 +1,135 @@
+"""The Discord calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons.
+
+Views become messages through :mod:`adapters.discord.layout`; a private view goes to the person's direct
+messages (the DM channel is opened once and remembered). Discord's failures become the core's typed delivery
+errors: an unknown message is :class:`~bot.delivery.MessageGone`; closed direct messages (error 50007), an
+unknown or forbidden channel are :class:`~bot.delivery.Unreachable`; a rate limit longer than discord.py waits
+by itself is :class:`~bot.delivery.RateLimited`. Discord accepts an edit that changes nothing, so
+``NotModified`` never comes from here.
+
+A person whose direct messages are closed is not asked again for :data:`CLOSED_DM_RETRY` seconds: their
+private views fail at once (no call), and they read their hand with "My cards", ephemerally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import aiohttp
+import discord
+
+from adapters.discord.ids import parse_key
+from adapters.discord.layout import NO_MENTIONS, text_of, view_of
+from bot.delivery import MessageGone, RateLimited, Refused, Unreachable
+from bot.views import OutMessage
+
+_T = TypeVar("_T")
+
+#: Seconds before writing again to someone whose direct messages were closed.
+CLOSED_DM_RETRY = 600.0
+CANNOT_MESSAGE_USER = 50007
+UNKNOWN_MESSAGE = 10008
+UNKNOWN_CHANNEL = 10003
+CHANNEL_ERRORS = frozenset({UNKNOWN_CHANNEL, 50001, 50013})  # unknown channel, missing access, permissions
+
+
+async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one call, its failures as the core's delivery errors."""
+    try:
+        return await call()
+    except discord.RateLimited as exc:
+        raise RateLimited(exc.retry_after) from exc
+    except discord.NotFound as exc:
+        if exc.code == UNKNOWN_MESSAGE:
+            raise MessageGone(str(exc)) from exc
+        raise Unreachable(str(exc)) from exc
+    except discord.Forbidden as exc:
+        raise Unreachable(str(exc)) from exc
+    except discord.HTTPException as exc:
+        if exc.code in CHANNEL_ERRORS:
+            raise Unreachable(str(exc)) from exc
+        raise Refused(str(exc)) from exc
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise Refused(f"no answer from Discord: {exc!r}") from exc
+
+
+class DiscordTransport:
+    """Sends, edits and clears the buttons of messages through one discord.py client."""
+
+    def __init__(self, client: discord.Client, clock: Callable[[], float] = time.monotonic) -> None:
+        """Call Discord through ``client`` (its HTTP session and rate limiter)."""
+        self.client = client
+        self.clock = clock
+        self._dm_channels: dict[int, int] = {}
+        self._closed: dict[int, float] = {}
+        self._dm_lock = asyncio.Lock()
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``chat`` is a Discord channel or person (``dc:…``) — servers are not destinations."""
+        parsed = parse_key(chat)
+        return parsed is not None and parsed[0] in ("", "u")
+
+    def dms_closed(self, user_id: int) -> bool:
+        """Whether that person's direct messages were found closed recently."""
+        since = self._closed.get(user_id)
+        return since is not None and self.clock() - since < CLOSED_DM_RETRY
+
+    async def _channel_id(self, chat: str) -> int:
+        parsed = parse_key(chat)
+        if parsed is None or parsed[0] == "g":
+            raise Refused(f"not a Discord channel or person: {chat!r}")
+        kind, ident = parsed
+        if kind == "":
+            return ident
+        if self.dms_closed(ident):
+            raise Unreachable("direct messages closed")
+        known = self._dm_channels.get(ident)
+        if known is None:
+            async with self._dm_lock:
+                known = self._dm_channels.get(ident)
+                if known is None:
+                    dm = await _call(lambda: self.client.create_dm(discord.Object(id=ident)))
+                    known = self._dm_channels[ident] = dm.id
+        return known
+
+    def _channel(self, channel_id: int) -> discord.PartialMessageable:
+        return self.client.get_partial_messageable(channel_id)
+
+    async def _guarded(self, chat: str, call: Callable[[], Awaitable[_T]]) -> _T:
+        """Remember a person whose direct messages refuse us (so as not to knock again at once)."""
+        try:
+            return await _call(call)
+        except Unreachable as exc:
+            parsed = parse_key(chat)
+            cause = exc.__cause__
+            closed = isinstance(cause, discord.HTTPException) and cause.code == CANNOT_MESSAGE_USER
+            if parsed is not None and parsed[0] == "u" and closed:
+                self._closed[parsed[1]] = self.clock()
+            raise
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Post a new message; its id."""
+        channel_id = await self._channel_id(chat)
+        view = view_of(message)
+        extra: dict[str, Any] = {} if view is None else {"view": view}
+        sent = await self._guarded(
+            chat,
+            lambda: self._channel(channel_id).send(text_of(message), allowed_mentions=NO_MENTIONS, **extra),
+        )
+        return str(sent.id)
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Make a message show a view's text and components (none when the view has no buttons)."""
+        channel_id = await self._channel_id(chat)
+        partial = self._channel(channel_id).get_partial_message(int(message_id))
+        text, view = text_of(message), view_of(message)
+        await self._guarded(chat, lambda: partial.edit(content=text, view=view, allowed_mentions=NO_MENTIONS))
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Remove a message's components (its text stays)."""
+        channel_id = await self._channel_id(chat)
+        partial = self._channel(channel_id).get_partial_message(int(message_id))
+        await self._guarded(chat, lambda: partial.edit(view=None))
