@@ -172,6 +172,17 @@ class Delivery:
             log.warning("surfaces store unavailable; a reply's message id was not kept")
         self._wake(lane)
 
+    async def posts_new(self, message: OutMessage) -> bool:
+        """Whether delivering ``message`` would post a new message rather than edit the one showing its slot
+        (so an adapter may post it itself, as a reply, and :meth:`adopt` it)."""
+        chat_id = destination(message)
+        if chat_id is None or message.fresh:
+            return True
+        try:
+            return await self._known(chat_id, message) is None
+        except StoreUnavailable:
+            return True
+
     def _lane(self, chat_id: str) -> _Lane:
         lane = self._lanes.get(chat_id)
         if lane is None:

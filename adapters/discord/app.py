@@ -60,8 +60,11 @@ def _carries(message: discord.Message | None, custom_id: str) -> bool:
 class MusClient(discord.AutoShardedClient):
     """The bot on Discord: one service, one delivery (lanes per channel), the ``/mus`` command tree."""
 
-    def __init__(self, service: Service, settings: DiscordSettings, surfaces: SurfaceStore) -> None:
-        """A client for ``service``; ``surfaces`` remembers which message shows what."""
+    def __init__(
+        self, service: Service, settings: DiscordSettings, surfaces: SurfaceStore, **options: Any
+    ) -> None:
+        """A client for ``service``; ``surfaces`` remembers which message shows what; ``options`` go to
+        discord.py (tests shorten ``guild_ready_timeout``)."""
         shards: dict[str, Any] = {}
         if settings.shard_count is not None:
             shards["shard_count"] = settings.shard_count
@@ -72,11 +75,12 @@ class MusClient(discord.AutoShardedClient):
             max_ratelimit_timeout=MAX_RATELIMIT_WAIT,
             allowed_mentions=NO_MENTIONS,
             **shards,
+            **options,
         )
         self.settings = settings
         self.transport = DiscordTransport(self)
         self.sender = Delivery(self.transport, surfaces, min_interval=settings.min_interval)
-        self.handlers = DiscordHandlers(service, self.sender)
+        self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
         #: What :class:`TokenButton` and :class:`TokenMenu` call.
         self.press_handler = self.handlers.press
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
@@ -150,12 +154,14 @@ async def start_client(
     *,
     deadlines: bool = True,
     ready_timeout: float = 60.0,
+    client_class: type[MusClient] = MusClient,
+    **options: Any,
 ) -> DiscordRuntime:
     """Log in, connect every shard of this process and wait until they are ready."""
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
-    client = MusClient(service, settings, surfaces)
+    client = client_class(service, settings, surfaces, **options)
     await client.login(settings.token.get_secret_value())
     task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
     ready = asyncio.create_task(client.wait_until_ready())

@@ -63,6 +63,8 @@ class DiscordHandlers:
 
     service: Service
     sender: Delivery
+    dms_closed: Callable[[str], bool] = lambda user_key: False
+    """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
     defer_after: float = 2.0
     """Seconds of work after which an interaction is deferred (Discord drops an answer later than 3 s)."""
 
@@ -146,7 +148,11 @@ class DiscordHandlers:
             for aside in asides:
                 await self._show(interaction, aside, ephemeral=True)
             return
-        reply = next((m for m in messages if m.fresh and m.user is None and m.chat == chat.key), None)
+        reply = None
+        for message in messages:
+            if message.user is None and message.chat == chat.key and await self.sender.posts_new(message):
+                reply = message  # the first new message the command posts here: the lobby, the leaderboard…
+                break
         deferred = interaction.response.is_done()
         if reply is None or not outcome.ok or deferred:
             self.sender.deliver(messages)
@@ -195,6 +201,11 @@ class DiscordHandlers:
         mine = next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
         if mine is not None and _is_ephemeral(interaction):
             await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
+            if outcome.answer and outcome.alert:
+                await self._say(interaction, outcome.answer)
+        elif mine is not None and self.dms_closed(user.key):
+            # What a DM would have shown (the amounts of "More…"), to someone who closed them.
+            await self._show(interaction, mine, ephemeral=True)
             if outcome.answer and outcome.alert:
                 await self._say(interaction, outcome.answer)
         elif outcome.answer:

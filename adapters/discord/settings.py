@@ -43,7 +43,7 @@ class DiscordSettings(BaseSettings):
     )
     sync_commands: bool = Field(default=True, description="Register the slash commands at start-up")
     min_interval: float = Field(
-        default=1.0, gt=0, description="Seconds between two calls to one channel (Discord allows ~5 per 5 s)"
+        default=1.0, ge=0, description="Seconds between two calls to one channel (Discord allows ~5 per 5 s)"
     )
 
     @field_validator("guild_ids", "shard_ids", mode="before")

@@ -72,6 +72,11 @@ class DiscordTransport:
         parsed = parse_key(chat)
         return parsed is not None and parsed[0] in ("", "u")
 
+    def closed(self, user: str) -> bool:
+        """Whether the person with that key (``dc:u…``) was found with closed direct messages recently."""
+        parsed = parse_key(user)
+        return parsed is not None and parsed[0] == "u" and self.dms_closed(parsed[1])
+
     def dms_closed(self, user_id: int) -> bool:
         """Whether that person's direct messages were found closed recently."""
         since = self._closed.get(user_id)
