@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import discord
@@ -67,6 +67,26 @@ class DiscordHandlers:
     """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
     defer_after: float = 2.0
     """Seconds of work after which an interaction is deferred (Discord drops an answer later than 3 s)."""
+    _in_flight: int = 0
+    _idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self._idle.set()
+
+    @contextlib.contextmanager
+    def _handling(self) -> Iterator[None]:
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+
+    async def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait until no interaction is being handled (tests, and a graceful stop)."""
+        await asyncio.wait_for(self._idle.wait(), timeout)
 
     # --- answering -----------------------------------------------------------------------------------
 
@@ -128,12 +148,13 @@ class DiscordHandlers:
     async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
         """Run a slash command's work and answer it; never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
-        try:
-            outcome = await self._in_time(interaction, work(chat, user), command=True)
-            await self._answer_command(interaction, chat, user, outcome)
-        except Exception:  # the interaction is answered whatever happens
-            log.exception("slash command failed")
-            await self._internal_error(interaction, user)
+        with self._handling():
+            try:
+                outcome = await self._in_time(interaction, work(chat, user), command=True)
+                await self._answer_command(interaction, chat, user, outcome)
+            except Exception:  # the interaction is answered whatever happens
+                log.exception("slash command failed")
+                await self._internal_error(interaction, user)
 
     async def _answer_command(
         self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
@@ -172,17 +193,20 @@ class DiscordHandlers:
     async def press(self, interaction: discord.Interaction[Any], data: str) -> None:
         """A press on one of our components (or a forged one): call the service, always answer."""
         user, chat = user_ref(interaction), chat_ref(interaction)
-        try:
-            outcome = await self._in_time(interaction, self.service.press(user, data, chat), command=False)
-            token = _parse(data)
-            if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
-                await self._show_cards(interaction, user, token.table, outcome)
-            else:
-                await self._answer_press(interaction, user, outcome)
-            self.sender.deliver(outcome.messages)
-        except Exception:  # the interaction is answered whatever happens
-            log.exception("button press failed")
-            await self._internal_error(interaction, user)
+        with self._handling():
+            try:
+                outcome = await self._in_time(
+                    interaction, self.service.press(user, data, chat), command=False
+                )
+                self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
+                token = _parse(data)
+                if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
+                    await self._show_cards(interaction, user, token.table, outcome)
+                else:
+                    await self._answer_press(interaction, user, outcome)
+            except Exception:  # the interaction is answered whatever happens
+                log.exception("button press failed")
+                await self._internal_error(interaction, user)
 
     async def _show_cards(
         self, interaction: discord.Interaction[Any], user: UserRef, table_id: str, pressed: Outcome

@@ -157,6 +157,7 @@ class DiscordTable:
         """Wait for the interaction's answer, then for the views it sent."""
         self.interactions.append(interaction)
         await self.dc.wait_answered(interaction, timeout=5.0)
+        await self.bot.client.handlers.wait_idle()  # its follow-ups too
         await self.settle()
         return interaction
 

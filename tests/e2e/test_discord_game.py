@@ -13,6 +13,8 @@ import pytest
 
 from adapters.discord.app import DiscordRuntime
 from bot.model import TableState, TableStatus
+from bot.service import Service
+from bot.store.surfaces import MemorySurfaces
 from engine.hand import Phase
 from engine.match import Match
 
@@ -123,3 +125,173 @@ async def test_a_whole_hand_by_four_members_from_newgame_to_the_count(
     assert any(has_card(m.content) for m in dc.ephemerals(table.players[3]))
     assert_clean(dc, table)
     await asyncio.sleep(0)
+
+
+async def started_table(
+    dc: FakeDiscord, runtime: DiscordRuntime, channel: FakeChannel, guild: FakeGuild, humans: int = 4
+) -> DiscordTable:
+    """A table whose members sat down and started; the first hand is dealt."""
+    table = await new_table(dc, runtime, channel, guild, humans=humans)
+    await table.seat_everyone()
+    await table.press(table.players[0], table.lobby_message(), f"{table.table_id}.L.start")
+    return table
+
+
+async def snapshot(table: DiscordTable) -> str:
+    state, _ = await table.state()
+    return state.model_dump_json()
+
+
+async def test_presses_by_non_players_doubled_stale_and_forged_change_nothing(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild, channel: FakeChannel
+) -> None:
+    runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    table = await started_table(dc, runtime, channel, guild)
+    state, match = await table.state()
+    assert match is not None and match.hand is not None
+    turn = match.hand.turn
+    message = table.find_table_message(state.hand_no)
+    assert message is not None
+    mus = next(c for c in message.custom_ids() if c.endswith(".mus"))
+    zuri = dc.add_user("Zuri", guilds=[guild])
+    other = table.players[(turn + 1) % 4]
+    before = await snapshot(table)
+    refused = [
+        await table.press(zuri, message, mus),  # not seated
+        await table.press(other, message, mus),  # not their turn
+        await table.press(table.players[turn], message, f"{table.table_id}.L.start"),  # a lobby button, now
+        await table.press(zuri, message, "zzzzzzzz.1-0.mus"),  # another table (forged)
+        await table.press(zuri, message, "not a token at all"),  # forged
+        await table.answered(dc.choose(zuri, message, "menu:3", ["x.1.mus"])),  # a forged menu
+    ]
+    for interaction in refused:
+        assert interaction.callback_type == 4 and interaction.ephemeral, interaction
+        assert interaction.response is not None and interaction.response.content
+    assert await snapshot(table) == before
+    # The player on turn presses twice: one move, and the second press is told so.
+    first = await table.press(table.players[turn], message, mus)
+    after_first = await snapshot(table)
+    second = await table.press(table.players[turn], message, mus)
+    assert first.callback_type == 6 and second.callback_type == 4 and second.ephemeral
+    assert await snapshot(table) == after_first
+    assert_clean(dc, table)
+
+
+async def test_a_restarted_bot_keeps_the_old_buttons_working(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild, channel: FakeChannel
+) -> None:
+    service = memory_service(FAST)
+    surfaces = MemorySurfaces()
+    first = await start_discord_bot(dc, service, surfaces, guild_ids=[guild.id])
+    table = await new_table(dc, first, channel, guild, humans=4)
+    lobby = table.lobby_message()
+    await first.stop()
+    # A new process: a new client and service on the same stores (Redis, in production).
+    second = await start_discord_bot(dc, Service(service.deps), surfaces, guild_ids=[guild.id])
+    discord_bots.append(second)
+    table.bot = second
+    await table.seat_everyone()
+    assert all(name in lobby.content for name in ("Ane", "Brais", "Iker", "Uxue"))
+    assert table.lobby_message() is lobby  # edited in place, by the new process
+    await table.press(table.players[0], lobby, f"{table.table_id}.L.start")
+    state, _ = await table.state()
+    assert state.status is TableStatus.PLAYING
+    assert_clean(dc, table)
+
+
+async def test_an_injected_429_is_waited_out_and_the_newest_state_shown(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild, channel: FakeChannel
+) -> None:
+    runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    table = await new_table(dc, runtime, channel, guild, humans=4)
+    dc.inject_429("PATCH", r"/channels/\d+/messages/\d+", count=2, retry_after=0.3)
+    await table.seat_everyone()
+    await table.settle()
+    lobby = table.lobby_message()
+    assert all(name in lobby.content for name in ("Ane", "Brais", "Iker", "Uxue"))
+    assert len([c for c in dc.calls if c.injected]) == 2
+    assert_clean(dc, table)
+
+
+async def test_a_solo_game_in_direct_messages(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild
+) -> None:
+    runtime = await start_discord_bot(dc, memory_service(FAST))  # global commands: DMs have them
+    discord_bots.append(runtime)
+    ane = dc.add_user("Ane", locale="es-ES", guilds=[guild])
+    dm = dc.dm_channel(ane)
+    table = DiscordTable(dc, runtime, runtime.client.handlers.service, dm, players={0: ane})
+    created = await table.slash(ane, "newgame")
+    assert created.response is not None and not created.ephemeral
+    table.table_id = created.response.custom_ids()[0].split(".")[0]
+    start = next(c for c in created.response.custom_ids() if c.endswith(".L.start"))
+    await table.press(ane, created.response, start)
+    await table.play(until=lambda t, m: t.hand_no >= 2 or t.status is not TableStatus.PLAYING)
+    assert any(has_card(m.content) for m in dc.dm_messages(ane))
+    assert dc.rejected() == []
+
+
+async def test_rules_help_leaderboard_and_a_language_per_server(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild, channel: FakeChannel
+) -> None:
+    runtime = await start_discord_bot(dc, memory_service(FAST))  # global commands: every server has them
+    discord_bots.append(runtime)
+    ane = dc.add_user("Ane", locale="en-US", guilds=[guild])
+    table = DiscordTable(dc, runtime, runtime.client.handlers.service, channel)
+    full = await table.slash(ane, "rules", {"full": True})
+    sections = [full.response, *full.followups]
+    assert full.ephemeral and len(sections) >= 4 and all(m is not None and m.ephemeral for m in sections)
+    assert dc.channel_messages(channel) == [] and dc.dm_messages(ane) == []
+    summary = await table.slash(ane, "rules")
+    assert not summary.ephemeral and summary.response is not None and "**" in summary.response.content
+    helped = await table.slash(ane, "help")
+    assert helped.response is not None and "/mus newgame" in helped.response.content
+    board = await table.slash(ane, "leaderboard", {"everyone": True})
+    assert board.response is not None and not board.ephemeral
+    picker = await table.slash(ane, "language")
+    assert picker.response is not None and len(picker.response.buttons()) == 6
+    chosen = await table.press(ane, picker.response, picker.response.button("Euskara"))
+    assert chosen.ephemeral or chosen.callback_type == 4
+    # The language is the server's: another channel of the same server speaks Basque too.
+    other = dc.add_channel(guild, "mus-2")
+    basque = await table.slash(ane, "help", channel=other)
+    assert basque.response is not None and basque.response.content != helped.response.content
+    english = await table.slash(ane, "help", channel=dc.add_channel(dc.add_guild("Other"), "general"))
+    assert english.response is not None and english.response.content == helped.response.content
+    assert_clean(dc)
+
+
+async def test_more_opens_every_amount_privately_as_a_menu(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild, channel: FakeChannel
+) -> None:
+    runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    table = await started_table(dc, runtime, channel, guild)
+    await table.play(until=lambda t, m: m is not None and m.hand is not None and m.hand.phase is Phase.GRANDE)
+    state, match = await table.state()
+    assert match is not None and match.hand is not None
+    seat = match.hand.turn
+    user = table.players[seat]
+    message = table.find_table_message(state.hand_no)
+    assert message is not None
+    more = next(c for c in message.custom_ids() if c.endswith(".more"))
+    await table.press(user, message, more)
+    amounts = await table.private_with(user, next(iter(_amount_values(dc, user))))
+    options = dict(amounts.select_options())
+    assert len(options) > 5 and all(len(v) <= 100 for v in options.values())
+    # The first amounts are buttons (five rows at most), the rest a menu.
+    assert any(c.endswith(".env7") for c in amounts.custom_ids())
+    twenty = next(v for v in options.values() if v.endswith(".env20"))
+    await table.press(user, amounts, twenty)
+    state, match = await table.state()
+    assert match is not None and match.hand is not None and match.hand.betting is not None
+    assert match.hand.betting.proposal == 20
+    assert_clean(dc, table)
+
+
+def _amount_values(dc: FakeDiscord, user: object) -> list[str]:
+    values = [v for m in dc.dm_messages(user) for _, v in m.select_options() if ".env" in v]  # type: ignore[arg-type]
+    assert values, "no amount menu in the member's DMs"
+    return values
