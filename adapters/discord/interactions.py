@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -48,6 +48,11 @@ DONE = "✓"
 def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
     message = interaction.message
     return message is not None and message.flags.ephemeral
+
+
+def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
+    """The presser's own hand view among an outcome's views."""
+    return next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
 
 
 def _parse(data: str) -> Token | None:
@@ -83,6 +88,18 @@ class DiscordHandlers:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
+
+    @contextlib.asynccontextmanager
+    async def _answering(
+        self, interaction: discord.Interaction[Any], user: UserRef, what: str
+    ) -> AsyncIterator[None]:
+        """Handle one interaction: counted while it runs, answered whatever happens inside."""
+        with self._handling():
+            try:
+                yield
+            except Exception:
+                log.exception("%s failed", what)
+                await self._internal_error(interaction, user)
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait until no interaction is being handled (tests, and a graceful stop)."""
@@ -148,13 +165,9 @@ class DiscordHandlers:
     async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
         """Run a slash command's work and answer it; never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
-        with self._handling():
-            try:
-                outcome = await self._in_time(interaction, work(chat, user), command=True)
-                await self._answer_command(interaction, chat, user, outcome)
-            except Exception:  # the interaction is answered whatever happens
-                log.exception("slash command failed")
-                await self._internal_error(interaction, user)
+        async with self._answering(interaction, user, "slash command"):
+            outcome = await self._in_time(interaction, work(chat, user), command=True)
+            await self._answer_command(interaction, chat, user, outcome)
 
     async def _answer_command(
         self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
@@ -193,27 +206,22 @@ class DiscordHandlers:
     async def press(self, interaction: discord.Interaction[Any], data: str) -> None:
         """A press on one of our components (or a forged one): call the service, always answer."""
         user, chat = user_ref(interaction), chat_ref(interaction)
-        with self._handling():
-            try:
-                outcome = await self._in_time(
-                    interaction, self.service.press(user, data, chat), command=False
-                )
-                self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
-                token = _parse(data)
-                if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
-                    await self._show_cards(interaction, user, token.table, outcome)
-                else:
-                    await self._answer_press(interaction, user, outcome)
-            except Exception:  # the interaction is answered whatever happens
-                log.exception("button press failed")
-                await self._internal_error(interaction, user)
+        async with self._answering(interaction, user, "button press"):
+            pressed = self.service.press(user, data, chat)
+            outcome = await self._in_time(interaction, pressed, command=False)
+            self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
+            token = _parse(data)
+            if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
+                await self._show_cards(interaction, user, token.table, outcome)
+            else:
+                await self._answer_press(interaction, user, outcome)
 
     async def _show_cards(
         self, interaction: discord.Interaction[Any], user: UserRef, table_id: str, pressed: Outcome
     ) -> None:
         """ "My cards": the presser's private view, ephemerally (its buttons act on that message)."""
         shown = await self.service.show_hand(user, table_id)
-        view = next((m for m in shown.messages if m.user == user.key and m.slot == "hand"), None)
+        view = _private_hand(shown, user)
         if view is None:
             await self._say(interaction, pressed.answer or shown.answer or DONE)
         else:
@@ -222,14 +230,12 @@ class DiscordHandlers:
     async def _answer_press(
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
     ) -> None:
-        mine = next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
-        if mine is not None and _is_ephemeral(interaction):
-            await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
-            if outcome.answer and outcome.alert:
-                await self._say(interaction, outcome.answer)
-        elif mine is not None and self.dms_closed(user.key):
-            # What a DM would have shown (the amounts of "More…"), to someone who closed them.
-            await self._show(interaction, mine, ephemeral=True)
+        mine = _private_hand(outcome, user)
+        if mine is not None and (_is_ephemeral(interaction) or self.dms_closed(user.key)):
+            if _is_ephemeral(interaction):
+                await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
+            else:  # what a DM would have shown (the amounts of "More…"), to someone who closed them
+                await self._show(interaction, mine, ephemeral=True)
             if outcome.answer and outcome.alert:
                 await self._say(interaction, outcome.answer)
         elif outcome.answer:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Annotated, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode
+
+from bot.settings import env_config
 
 
 def _ids(value: object) -> object:
@@ -19,13 +21,7 @@ def _ids(value: object) -> object:
 class DiscordSettings(BaseSettings):
     """How to reach Discord. The token is a :class:`SecretStr`: it never prints."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="DISCORD_",
-        env_file=".env",
-        env_file_encoding="utf-8",
-        extra="ignore",
-        env_ignore_empty=True,  # `VAR=` (as in .env.example) means unset
-    )
+    model_config = env_config("DISCORD_")
 
     token: SecretStr | None = Field(default=None, description="The bot's token (Developer Portal → Bot)")
     api_base_url: str | None = Field(

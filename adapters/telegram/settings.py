@@ -4,19 +4,15 @@ each one). The core's own settings are :class:`bot.settings.Settings`."""
 from __future__ import annotations
 
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings
+
+from bot.settings import env_config
 
 
 class TelegramSettings(BaseSettings):
     """How to reach Telegram. Secrets are :class:`SecretStr`: they never print."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="TELEGRAM_",
-        env_file=".env",
-        env_file_encoding="utf-8",
-        extra="ignore",
-        env_ignore_empty=True,  # `VAR=` (as in .env.example) means unset
-    )
+    model_config = env_config("TELEGRAM_")
 
     token: SecretStr | None = Field(default=None, description="The bot's token from @BotFather")
     api_base_url: str | None = Field(default=None, description="Another Bot API server (a local one, tests)")

@@ -305,6 +305,36 @@ def version_texts(message: StoredMessage) -> Iterator[tuple[str, list[str]]]:
         yield version.text, buttons
 
 
+def watch_writes(
+    service: Service, watcher: object, table_id: Callable[[], str], record: Callable[[TableState], object]
+) -> None:
+    """Hand ``record`` every state of table ``table_id()`` that ``service`` stores (once per watcher)."""
+    store = service.deps.tables
+    write = store.compare_and_set
+    if getattr(write, "watched_by", None) is watcher:
+        return
+
+    async def watched(written: str, *args: Any, **kwargs: Any) -> Any:
+        stored = await write(written, *args, **kwargs)
+        if written == table_id():
+            data = args[1] if len(args) > 1 else kwargs["data"]
+            record(TableState.model_validate_json(data))
+        return stored
+
+    watched.watched_by = watcher  # type: ignore[attr-defined]
+    store.compare_and_set = watched  # type: ignore[method-assign]
+
+
+def record_cards(seen: dict[int, dict[int, set[str]]], table: TableState) -> Match | None:
+    """Add every card each seat holds in ``table``'s hand to ``seen`` (hand → seat → labels)."""
+    match = None if table.match is None else restore_match(table.match, random.Random(0))
+    if match is not None and match.hand is not None:
+        per_seat = seen.setdefault(table.hand_no, {s: set() for s in range(4)})
+        for seat in range(4):
+            per_seat[seat] |= labels(match.hand.hands[seat]) | labels(match.hand.initial_hands[seat])
+    return match
+
+
 @dataclass
 class Table:
     """A group (or private) table driven through the fake server."""
@@ -325,28 +355,10 @@ class Table:
     def use(self, bot: RunningBot) -> None:
         """Drive the table through ``bot`` (a restarted process), watching every table state it stores."""
         self.bot = bot
-        store = bot.service.deps.tables
-        write = store.compare_and_set
-        if getattr(write, "watched_by", None) is self:
-            return
-
-        async def watched(table_id: str, *args: Any, **kwargs: Any) -> Any:
-            stored = await write(table_id, *args, **kwargs)
-            if table_id == self.table_id:
-                data = args[1] if len(args) > 1 else kwargs["data"]
-                self._record(TableState.model_validate_json(data))
-            return stored
-
-        watched.watched_by = self  # type: ignore[attr-defined]
-        store.compare_and_set = watched  # type: ignore[method-assign]
+        watch_writes(bot.service, self, lambda: self.table_id, self._record)
 
     def _record(self, table: TableState) -> Match | None:
-        match = None if table.match is None else restore_match(table.match, random.Random(0))
-        if match is not None and match.hand is not None:
-            per_seat = self.seen.setdefault(table.hand_no, {s: set() for s in range(4)})
-            for seat in range(4):
-                per_seat[seat] |= labels(match.hand.hands[seat]) | labels(match.hand.initial_hands[seat])
-        return match
+        return record_cards(self.seen, table)
 
     # -- state ------------------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import re
 import time
 from collections.abc import Callable
@@ -28,9 +27,8 @@ from bot.store.surfaces import MemorySurfaces, SurfaceStore
 from engine.cards import SUIT_SYMBOLS, card_name
 from engine.hand import Phase
 from engine.match import Match
-from engine.state import restore_match
 
-from .conftest import code_of, default_choice, labels, stamp_of
+from .conftest import code_of, default_choice, record_cards, stamp_of, watch_writes
 from .fake_discord import FakeChannel, FakeDiscord, FakeInteraction, FakeUser, StoredMessage
 
 
@@ -115,28 +113,10 @@ class DiscordTable:
     def watch(self, service: Service) -> None:
         """Record every table state ``service`` stores (a restarted bot is watched again)."""
         self.service = service
-        store = service.deps.tables
-        write = store.compare_and_set
-        if getattr(write, "watched_by", None) is self:
-            return
-
-        async def watched(table_id: str, *args: Any, **kwargs: Any) -> Any:
-            stored = await write(table_id, *args, **kwargs)
-            if table_id == self.table_id:
-                data = args[1] if len(args) > 1 else kwargs["data"]
-                self._record(TableState.model_validate_json(data))
-            return stored
-
-        watched.watched_by = self  # type: ignore[attr-defined]
-        store.compare_and_set = watched  # type: ignore[method-assign]
+        watch_writes(service, self, lambda: self.table_id, self._record)
 
     def _record(self, table: TableState) -> Match | None:
-        match = None if table.match is None else restore_match(table.match, random.Random(0))
-        if match is not None and match.hand is not None:
-            per_seat = self.seen.setdefault(table.hand_no, {s: set() for s in range(4)})
-            for seat in range(4):
-                per_seat[seat] |= labels(match.hand.hands[seat]) | labels(match.hand.initial_hands[seat])
-        return match
+        return record_cards(self.seen, table)
 
     # -- state ----------------------------------------------------------------------------------------
 
