@@ -65,6 +65,9 @@ class MusClient(discord.AutoShardedClient):
     ) -> None:
         """A client for ``service``; ``surfaces`` remembers which message shows what; ``options`` go to
         discord.py (tests shorten ``guild_ready_timeout``)."""
+        # The bot never speaks in voice channels: no warning about voice libraries it does not need.
+        discord.VoiceClient.warn_nacl = False
+        discord.VoiceClient.warn_dave = False
         shards: dict[str, Any] = {}
         if settings.shard_count is not None:
             shards["shard_count"] = settings.shard_count
