@@ -175,7 +175,8 @@ class ChatCommands:
         return await self._chat_lang(ChatRef(chat_key), None)
 
     async def _chat_lang(self, chat: ChatRef, user: UserRef | None) -> str:
-        """The chat's ``/language``; without one, a private chat's user's own language, else the default."""
+        """The chat's ``/language``; without one, a private chat's user's own language, else the language the
+        place declares, else the default."""
         try:
             chosen = await self.deps.prefs.get_language(chat.prefs_key)
         except StoreUnavailable:
@@ -184,4 +185,4 @@ class ChatCommands:
             return normalize_language(chosen)
         if chat.private and user is not None and user.lang:
             return normalize_language(user.lang)
-        return DEFAULT_LANGUAGE
+        return normalize_language(chat.lang) if chat.lang else DEFAULT_LANGUAGE

@@ -47,6 +47,9 @@ class ChatRef:
     community: str | None = None
     """The place whose chats share their preferences (a Discord server for its channels); ``None``: the chat
     alone (a Telegram group)."""
+    lang: str | None = None
+    """The language the place declares (a Discord server's preferred locale): the chat's language until a
+    ``/language`` is chosen."""
 
     @property
     def prefs_key(self) -> str:

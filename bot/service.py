@@ -71,7 +71,7 @@ class Service(TableWork, ChatCommands):
         lang = DEFAULT_LANGUAGE
         try:
             chosen = await self.deps.prefs.get_language(chat.prefs_key)
-            lang = normalize_language(chosen or (user.lang if chat.private else None))
+            lang = normalize_language(chosen or (user.lang if chat.private else chat.lang))
             existing = await self.deps.tables.table_for_chat(chat.key)
             if existing is not None:
                 shown = await self.show_table(existing, user)

@@ -66,8 +66,9 @@ def user_ref(interaction: discord.Interaction) -> UserRef:
 
 
 def chat_ref(interaction: discord.Interaction) -> ChatRef:
-    """Where the interaction happened: a server channel (its server is the language community), or the
-    person's direct messages (a private chat: the solo game)."""
+    """Where the interaction happened: a server channel (its server is the language community, and its
+    preferred locale the language until ``/mus language``), or the person's direct messages (a private chat:
+    the solo game)."""
     if interaction.guild_id is None:
         return ChatRef(user_key(interaction.user.id), private=True, title=interaction.user.display_name)
     channel = interaction.channel
@@ -77,4 +78,5 @@ def chat_ref(interaction: discord.Interaction) -> ChatRef:
         private=False,
         title=str(title),
         community=guild_key(interaction.guild_id),
+        lang=language_of(interaction.guild_locale),
     )

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.discord.app import DiscordRuntime
+from bot.flow import FlowSettings
 from bot.model import TableState, TableStatus
 from bot.service import Service
 from bot.store.surfaces import MemorySurfaces
@@ -20,7 +21,7 @@ from engine.match import Match
 
 from .conftest import FAST, memory_service
 from .discord_harness import DiscordTable, audit_no_card_leaks, has_card, start_discord_bot
-from .fake_discord import FakeChannel, FakeDiscord, FakeGuild
+from .fake_discord import FakeChannel, FakeDiscord, FakeGuild, StoredMessage
 
 TOKEN = "fake.discord.token"
 
@@ -258,8 +259,9 @@ async def test_rules_help_leaderboard_and_a_language_per_server(
     other = dc.add_channel(guild, "mus-2")
     basque = await table.slash(ane, "help", channel=other)
     assert basque.response is not None and basque.response.content != helped.response.content
+    assert "abre una mesa" in helped.response.content  # the server's preferred locale (es-ES) until then
     english = await table.slash(ane, "help", channel=dc.add_channel(dc.add_guild("Other"), "general"))
-    assert english.response is not None and english.response.content == helped.response.content
+    assert english.response is not None and "open a table here" in english.response.content
     assert_clean(dc)
 
 
@@ -295,3 +297,118 @@ def _amount_values(dc: FakeDiscord, user: object) -> list[str]:
     values = [v for m in dc.dm_messages(user) for _, v in m.select_options() if ".env" in v]  # type: ignore[arg-type]
     assert values, "no amount menu in the member's DMs"
     return values
+
+
+async def test_slow_work_is_deferred_and_still_answered(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime], guild: FakeGuild, channel: FakeChannel
+) -> None:
+    service = memory_service(FAST)
+    runtime = await start_discord_bot(dc, service, guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    table = await new_table(dc, runtime, channel, guild, humans=2)
+    runtime.client.handlers.defer_after = 0.05
+    press, new_table_ = service.press, service.new_table
+
+    async def slow_press(*args, **kwargs):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.3)  # a Redis having a bad moment
+        return await press(*args, **kwargs)
+
+    async def slow_new_table(*args, **kwargs):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.3)
+        return await new_table_(*args, **kwargs)
+
+    service.press = slow_press  # type: ignore[method-assign]
+    service.new_table = slow_new_table  # type: ignore[method-assign]
+    seated = await table.press(table.players[1], table.lobby_message(), f"{table.table_id}.L.seat1")
+    assert seated.callback_type == 6 and "Brais" in table.lobby_message().content
+    assert seated.followups and seated.followups[0].ephemeral  # "you sit in team B", said late
+    zuri = dc.add_user("Zuri", guilds=[guild])
+    refused = await table.press(zuri, table.lobby_message(), f"{table.table_id}.L.start")
+    assert refused.callback_type == 6 and refused.followups and refused.followups[0].ephemeral
+    again = await table.slash(zuri, "newgame")  # a table is already open here: said late, ephemerally
+    assert again.callback_type == 5 and again.ephemeral and again.response is not None
+    assert again.response.content and not again.response.loading
+    assert_clean(dc)
+
+
+async def test_shards_split_across_two_processes_on_one_store(dc: FakeDiscord) -> None:
+    first_guild, second_guild = dc.add_guild("Uno"), dc.add_guild("Dos")
+    channels = [dc.add_channel(g, "mus") for g in (first_guild, second_guild)]
+    service = memory_service(FAST)
+    surfaces = MemorySurfaces()
+    runtimes = [
+        await start_discord_bot(dc, Service(service.deps), surfaces, shard_count=2, shard_ids=[shard])
+        for shard in (0, 1)
+    ]
+    try:
+        assert sorted(s.shard for s in dc.live_sessions()) == [(0, 2), (1, 2)]
+        for guild, channel in zip((first_guild, second_guild), channels, strict=True):
+            ane = dc.add_user(f"Ane {guild.name}", guilds=[guild])
+            opened = await asyncio.wait_for(dc.wait_answered(dc.slash(ane, channel, "mus", "newgame")), 5)
+            assert opened.session is not None and opened.response is not None
+            assert opened.response.custom_ids()  # the lobby, from the process of that shard
+        assert {i.session.shard_id for i in dc.interactions if i.session} == {0, 1}  # type: ignore[union-attr]
+    finally:
+        for runtime in runtimes:
+            await runtime.stop()
+    assert_clean(dc)
+
+
+async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    guild = dc.add_guild("Mus club", locale="en-US")  # the server's language, until /mus language
+    channel = dc.add_channel(guild, "mus")
+    window = 1.0
+    flow = FlowSettings(turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window)
+    runtime = await start_discord_bot(dc, memory_service(flow, seed=3), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    names = ("Ane", "Brais", "Iker", "Uxue")
+    users = [dc.add_user(name, guilds=[guild]) for name in names]  # English clients
+    table = DiscordTable(
+        dc, runtime, runtime.client.handlers.service, channel, players=dict(enumerate(users))
+    )
+    created = await table.slash(users[0], "newgame")
+    assert created.response is not None
+    table.table_id = created.response.custom_ids()[0].split(".")[0]
+    await table.seat_everyone()
+    for option in ("o_mode", "o_senas"):
+        await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.{option}")
+    await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.start")
+
+    def hand_of(seat: int) -> StoredMessage:
+        return [m for m in dc.dm_messages(users[seat]) if has_card(m.content)][-1]
+
+    maker = next(s for s in range(4) if any((b[0] or "").startswith("Seña:") for b in hand_of(s).buttons()))
+    partner, rival, other_rival = (maker + 2) % 4, (maker + 1) % 4, (maker + 3) % 4
+    label, custom_id, _ = next(b for b in hand_of(maker).buttons() if (b[0] or "").startswith("Seña:"))
+    sena = (label or "").removeprefix("Seña: ")
+    made = await table.press(users[maker], hand_of(maker), custom_id or "")
+    assert made.ephemeral and made.response is not None
+    assert made.response.content == "Seña made: your partner sees it."
+    assert f"Your partner {names[maker]} made you a seña: {sena}" in hand_of(partner).content
+    assert all("seña" not in hand_of(s).content for s in (rival, other_rival))
+    state, _ = await table.state()
+    on_screen = table.find_table_message(state.hand_no)
+    assert on_screen is not None and f"⚡ {names[maker]} made a seña!" in on_screen.content
+    catch = on_screen.button(f"⚡ {names[maker]}")
+
+    caught = await table.press(users[rival], on_screen, catch)
+    assert caught.ephemeral and caught.response is not None
+    assert caught.response.content == f"Caught! {names[maker]}'s seña: {sena}"
+    again = await table.press(users[rival], on_screen, catch)
+    assert again.response is not None and again.response.content == "You already caught it."
+    mine = await table.press(users[partner], on_screen, catch)
+    assert mine.response is not None and "your partner's seña" in mine.response.content
+    outsider = await table.press(dc.add_user("Zuri", guilds=[guild]), on_screen, catch)
+    assert outsider.response is not None and outsider.response.content == "You are not seated at this table."
+    # The window closes: the ⚡ leaves the table; a late press learns nothing.
+    await dc.wait_for(lambda: catch not in on_screen.custom_ids(), timeout=window + 3.0)
+    late = await table.press(users[other_rival], on_screen, catch)
+    assert late.ephemeral and late.response is not None and late.response.content == "Too late!"
+    # Nobody but the rival who caught it ever read which seña it was, in the channel or elsewhere.
+    for message in dc.channel_messages(channel):
+        assert all("seña:" not in v.content for v in message.versions)
+    readers = {i.user.name for i in dc.interactions if i.response and f"seña: {sena}" in i.response.content}
+    assert readers == {names[rival]}
+    assert_clean(dc, table)
