@@ -167,7 +167,7 @@ async def start_bot(
 def no_tracebacks(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """No log record with a traceback, whatever users pressed (tests that inject a failure opt out with
     ``@pytest.mark.tracebacks_expected``)."""
-    for name in ("bot", "adapters", "engine", "telegram"):  # (not httpx: a line per request)
+    for name in ("bot", "adapters", "engine", "telegram", "discord"):  # (not httpx: a line per request)
         caplog.set_level(logging.INFO, logger=name)
     yield
     if request.node.get_closest_marker("tracebacks_expected") is not None:
