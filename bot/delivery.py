@@ -93,6 +93,8 @@ class _Pending:
     attempts: int = 0
     strip: str | None = None
     """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
+    force: bool = False
+    """Send even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
 
 
 @dataclass
@@ -135,6 +137,8 @@ class Delivery:
         self._lanes: dict[str, _Lane] = {}
         # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
         self._shown: dict[tuple[str, str, str], tuple[str, object]] = {}
+        # The newest view queued for each kept slot: what the slot must end up showing.
+        self._latest: dict[tuple[str, str, str], OutMessage] = {}
         self.stats: dict[str, int] = {
             "send": 0,
             "edit": 0,
@@ -152,8 +156,59 @@ class Delivery:
             if chat_id is None or not self.transport.owns(chat_id):
                 continue
             lane = self._lane(chat_id)
+            if message.table and message.slot in COALESCING_SLOTS:
+                if len(self._latest) >= _SHOWN_CAP:
+                    self._latest.clear()
+                self._latest[(chat_id, message.table, message.slot)] = message
             self._enqueue(lane, message)
             self._wake(lane)
+
+    async def showing(self, message: OutMessage) -> str | None:
+        """The id of the message that shows ``message``'s slot now (``None``: none, or not a kept slot)."""
+        chat_id = destination(message)
+        if chat_id is None:
+            return None
+        try:
+            return await self._known(chat_id, message)
+        except StoreUnavailable:
+            return None
+
+    def hold(self, message: OutMessage) -> None:
+        """The adapter is about to show ``message`` itself, on the message showing its slot (an
+        interaction's update): it becomes the slot's newest state, and an older one still pending is not
+        sent over it. Follow with :meth:`shown_by_adapter` once shown, or :meth:`deliver` if that failed."""
+        chat_id = destination(message)
+        if chat_id is None or not self.transport.owns(chat_id):
+            return
+        self._latest[(chat_id, message.table, message.slot)] = message
+        for pending in self._lane(chat_id).pending:
+            if pending.strip is None and _same_slot(pending.message, message):
+                pending.message = replace(message, fresh=pending.message.fresh)
+
+    def shown_by_adapter(self, message: OutMessage) -> None:
+        """The adapter made the slot's message show ``message`` itself (an interaction's update).
+
+        If a newer view of that slot was queued meanwhile — or even sent, then overwritten by this older
+        one — the newest is sent again, whatever the cache says; otherwise nothing more is sent for it.
+        """
+        chat_id = destination(message)
+        if chat_id is None or not self.transport.owns(chat_id):
+            return
+        key = (chat_id, message.table, message.slot)
+        content = (message.text, message.buttons)
+        lane = self._lane(chat_id)
+        latest = self._latest.get(key)
+        if latest is None or (latest.text, latest.buttons) == content:
+            self._remember(key, content)
+            return
+        self._shown.pop(key, None)
+        if not any(p.strip is None and _same_slot(p.message, message) for p in lane.pending):
+            lane.pending.append(_Pending(replace(latest, fresh=False), force=True))
+        else:
+            for pending in lane.pending:
+                if pending.strip is None and _same_slot(pending.message, message):
+                    pending.force = True
+        self._wake(lane)
 
     async def adopt(self, message: OutMessage, message_id: str) -> None:
         """The adapter posted ``message`` itself, as ``message_id`` (the reply to a slash command).
@@ -239,7 +294,7 @@ class Delivery:
             return await self._attempt_strip(lane, item)
         message = item.message
         try:
-            await self._send(lane, message)
+            await self._send(lane, message, force=item.force)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             item.attempts += 1
@@ -296,11 +351,11 @@ class Delivery:
             return None
         return await self.surfaces.get(message.table, chat_id, message.slot)
 
-    async def _send(self, lane: _Lane, message: OutMessage) -> None:
+    async def _send(self, lane: _Lane, message: OutMessage, *, force: bool = False) -> None:
         chat_id = lane.chat_id
         shown_key = (chat_id, message.table, message.slot)
         content = (message.text, message.buttons)
-        if not message.fresh and self._shown.get(shown_key) == content:
+        if not force and not message.fresh and self._shown.get(shown_key) == content:
             self.stats["skipped"] += 1
             return
         known = await self._known(chat_id, message)

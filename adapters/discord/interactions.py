@@ -209,9 +209,9 @@ class DiscordHandlers:
         async with self._answering(interaction, user, "button press"):
             pressed = self.service.press(user, data, chat)
             outcome = await self._in_time(interaction, pressed, command=False)
-            self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
             token = _parse(data)
             if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
+                self.sender.deliver(outcome.messages)
                 await self._show_cards(interaction, user, token.table, outcome)
             else:
                 await self._answer_press(interaction, user, outcome)
@@ -231,7 +231,12 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
     ) -> None:
         mine = _private_hand(outcome, user)
-        if mine is not None and (_is_ephemeral(interaction) or self.dms_closed(user.key)):
+        private = mine is not None and (_is_ephemeral(interaction) or self.dms_closed(user.key))
+        if not (private or outcome.answer or interaction.response.is_done()):
+            await self._update_pressed(interaction, outcome)  # delivers the views itself
+            return
+        self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
+        if mine is not None and private:
             if _is_ephemeral(interaction):
                 await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
             else:  # what a DM would have shown (the amounts of "More…"), to someone who closed them
@@ -240,5 +245,40 @@ class DiscordHandlers:
                 await self._say(interaction, outcome.answer)
         elif outcome.answer:
             await self._say(interaction, outcome.answer)
-        elif not interaction.response.is_done():
-            await interaction.response.defer()  # the table's message is edited by its lane
+
+    async def _update_pressed(self, interaction: discord.Interaction[Any], outcome: Outcome) -> None:
+        """Show the move at once on the message that was pressed (the table, the lobby), as the answer to the
+        press: no wait for the channel's pacing, no second call from its lane. Any other view goes to the
+        lanes, and the press is acknowledged silently."""
+        view = await self._view_of_pressed(interaction, outcome)
+        if view is not None:
+            self.sender.hold(view)
+        self.sender.deliver([m for m in outcome.messages if m is not view])
+        if view is not None:
+            try:
+                await interaction.response.edit_message(content=text_of(view), view=view_of(view))
+            except discord.HTTPException:
+                self.sender.deliver([view])  # the lane shows it instead
+            else:
+                self.sender.shown_by_adapter(view)
+                return
+        if not interaction.response.is_done():
+            await interaction.response.defer()
+
+    async def _view_of_pressed(
+        self, interaction: discord.Interaction[Any], outcome: Outcome
+    ) -> OutMessage | None:
+        """The outcome's new state of the very message that was pressed, if it is the one showing it."""
+        pressed = interaction.message
+        if pressed is None or pressed.flags.ephemeral:
+            return None
+        for view in outcome.messages:
+            if view.fresh or view.user is not None or view.slot not in COALESCING_SLOTS:
+                continue
+            # Not when the slot moves on to a new message in the same outcome (a new hand's table): the
+            # lane posts that one and strips this one, in order.
+            if any(o is not view and o.slot == view.slot and o.chat == view.chat for o in outcome.messages):
+                return None
+            if await self.sender.showing(view) == str(pressed.id):
+                return view
+        return None

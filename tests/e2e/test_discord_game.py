@@ -116,6 +116,11 @@ async def test_a_whole_hand_by_four_members_from_newgame_to_the_count(
         return "mus" if hand.phase is Phase.MUS and hand.mus_round == 0 and "mus" in codes else None
 
     await table.play(mus_then_cut, until=lambda t, m: t.hand_no >= 2 or t.status is not TableStatus.PLAYING)
+    # One message each: the lobby, hand 1's table, its count, hand 2's table (the press that ended hand 1
+    # was shown on its own message; hand 2's table is a new message, never hand 1's posted again).
+    await table.dc.wait_for(lambda: table.find_table_message(2), timeout=5.0)
+    contents = [m.content.splitlines()[0] for m in dc.channel_messages(channel)]
+    assert len(contents) == 4 and contents[3].startswith("🂠 Mus · Mano n.º 2"), contents
     # The hand's story and its count stayed on the table message.
     first = table.find_table_message(1)
     assert first is not None and any("GRANDE" in v.content.upper() for v in first.versions)
@@ -174,7 +179,7 @@ async def test_presses_by_non_players_doubled_stale_and_forged_change_nothing(
     first = await table.press(table.players[turn], message, mus)
     after_first = await snapshot(table)
     second = await table.press(table.players[turn], message, mus)
-    assert first.callback_type == 6 and second.callback_type == 4 and second.ephemeral
+    assert first.callback_type == 7 and second.callback_type == 4 and second.ephemeral  # shown at once
     assert await snapshot(table) == after_first
     assert_clean(dc, table)
 

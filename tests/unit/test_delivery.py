@@ -225,3 +225,38 @@ async def test_adopting_a_view_of_another_platform_does_nothing(
     await delivery.adopt(foreign, "9")
     assert await surfaces.get("t0000001", "tg:-5", "table") is None and platform.calls == []
     await delivery.close()
+
+
+async def test_a_view_the_adapter_showed_itself_costs_no_second_call(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0.05)
+    delivery.deliver([table_view("one", fresh=True)])
+    await delivery.flush()
+    (message_id,) = [m for (c, m) in platform.messages if c == GROUP]
+    assert await delivery.showing(table_view("two")) == message_id
+    # A press: the core's new state is queued, and the adapter shows it at once in its answer.
+    delivery.deliver([table_view("two")])
+    platform.messages[(GROUP, message_id)] = ("two", table_view("two").buttons)
+    delivery.shown_by_adapter(table_view("two"))
+    await delivery.flush()
+    assert platform.kinds(GROUP) == ["send"] and delivery.stats["skipped"] == 1
+    await delivery.close()
+
+
+async def test_an_older_view_shown_by_the_adapter_is_replaced_by_the_newest(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    delivery.deliver([table_view("one", fresh=True)])
+    await delivery.flush()
+    (message_id,) = [m for (c, m) in platform.messages if c == GROUP]
+    delivery.deliver([table_view("two")])
+    delivery.deliver([table_view("three")])  # another press, after ours: its lane already showed it
+    await delivery.flush()
+    assert platform.messages[(GROUP, message_id)][0] == "three"
+    platform.messages[(GROUP, message_id)] = ("two", table_view("two").buttons)  # our answer landed late
+    delivery.shown_by_adapter(table_view("two"))
+    await delivery.flush()
+    assert platform.messages[(GROUP, message_id)][0] == "three"  # the newest state, sent again
+    await delivery.close()

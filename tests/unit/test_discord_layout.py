@@ -106,3 +106,30 @@ async def test_every_description_fits_discords_limit_in_every_locale() -> None:
         for locale in discord.Locale:
             text = await translator.translate(locale_str(description), locale, context)
             assert text is None or 1 <= len(text) <= 100
+
+
+class _Transport:
+    def owns(self, chat: str) -> bool:
+        return chat.startswith("dc:")
+
+
+async def test_a_press_is_shown_on_its_message_only_when_the_slot_stays_there() -> None:
+    from types import SimpleNamespace
+
+    from adapters.discord.interactions import DiscordHandlers
+    from bot.delivery import Delivery
+    from bot.store.surfaces import MemorySurfaces
+    from bot.views import Outcome
+
+    surfaces = MemorySurfaces()
+    await surfaces.set("t0000001", "dc:5", "table", "77")
+    handlers = DiscordHandlers(service=None, sender=Delivery(_Transport(), surfaces))  # type: ignore[arg-type]
+    pressed = SimpleNamespace(message=SimpleNamespace(id=77, flags=SimpleNamespace(ephemeral=False)))
+    moved = OutMessage(slot="table", text="hand 1: paso", chat="dc:5", table="t0000001")
+    assert await handlers._view_of_pressed(pressed, Outcome(messages=(moved,))) is moved  # type: ignore[arg-type]
+    # The press ended the hand and the next one was dealt: its table is a new message, in order.
+    dealt = OutMessage(slot="table", text="hand 2", chat="dc:5", table="t0000001", fresh=True)
+    both = Outcome(messages=(moved, dealt))
+    assert await handlers._view_of_pressed(pressed, both) is None  # type: ignore[arg-type]
+    other = SimpleNamespace(message=SimpleNamespace(id=76, flags=SimpleNamespace(ephemeral=False)))
+    assert await handlers._view_of_pressed(other, Outcome(messages=(moved,))) is None  # type: ignore[arg-type]
