@@ -295,15 +295,18 @@ class Service(TableWork, ChatCommands):
     async def fire_due(self, now: float | None = None, limit: int = 100) -> list[Outcome]:
         """Claim the deadlines due at ``now`` (atomically: each fires on one worker only) and fire them.
 
-        A deadline whose firing failed (the store was down) is scheduled again a little later, so a table
-        never stays stuck waiting for a machine or a deal.
+        A claim leases each key (it stays scheduled until the lease ends): a firing that wrote the table
+        removed its key in that write, and one that did not (a stale key, a catch window) is cancelled here,
+        so a worker that dies before either only delays the deadline by the lease. A deadline whose firing
+        failed (the store was down) is scheduled again a little later, so a table never stays stuck waiting
+        for a machine or a deal. An unavailable store returns ``[]`` (the deadline loop reports the outage).
         """
         moment = self.deps.clock() if now is None else now
         await self._reschedule_failed()
         try:
             keys = await self.deps.deadlines.claim_due(moment, limit)
         except StoreUnavailable:
-            log.warning("deadline store unavailable")
+            log.debug("deadline store unavailable")
             return []
         # Deadlines of different tables fire concurrently (bounded); one table's fire in claim order.
         by_table: dict[str, list[str]] = {}
@@ -318,6 +321,8 @@ class Service(TableWork, ChatCommands):
                     outcome = await self.fire(key)
                     if outcome.failed:
                         self._failed[key] = moment + RETRY_FAILED_DEADLINE
+                    else:
+                        await self._release(key)
                     done.append(outcome)
                 return done
 
@@ -336,6 +341,13 @@ class Service(TableWork, ChatCommands):
     async def next_due(self) -> float | None:
         """When the next deadline is due, if any."""
         return await self.deps.deadlines.next_due()
+
+    async def _release(self, key: str) -> None:
+        """Drop a fired deadline's lease (already gone if the firing's write cancelled it)."""
+        try:
+            await self.deps.deadlines.cancel(key)
+        except StoreUnavailable:
+            log.debug("could not drop a fired deadline (it fires again as a no-op after its lease)")
 
 
 def _touch(ctx: TableContext) -> Answer:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.store.ports import (
+    DEFAULT_DEADLINE_LEASE_SECONDS,
     DEFAULT_FINISHED_TTL_SECONDS,
     ChatBusy,
     DeadlineChanges,
@@ -21,6 +22,7 @@ from bot.store.ports import (
     TableExists,
     VersionConflict,
     check_key,
+    check_lease,
     check_version,
     normalize_user_keys,
 )
@@ -168,6 +170,12 @@ class MemoryTableStore:
                 for user in entry.user_keys:
                     self._drop(self._users, user, table_id)
 
+    async def live_tables(self) -> list[str]:
+        """Return the ids of every stored table that is not finished, sorted."""
+        async with self._lock:
+            entries = [(tid, self._get(tid)) for tid in list(self._tables)]
+            return sorted(tid for tid, entry in entries if entry is not None and not entry.finished)
+
     async def ping(self) -> None:
         """Always healthy."""
 
@@ -182,7 +190,9 @@ class MemoryTableStore:
 class MemoryDeadlineStore:
     """In-memory :class:`~bot.store.ports.DeadlineStore` (ties on the due time are claimed in key order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, lease_seconds: float = DEFAULT_DEADLINE_LEASE_SECONDS) -> None:
+        """``lease_seconds``: how long a claimed key stays with its claimer before it is due again."""
+        self.lease_seconds = check_lease(lease_seconds)
         self._lock = asyncio.Lock()
         self._due: dict[str, float] = {}
 
@@ -207,14 +217,32 @@ class MemoryDeadlineStore:
             self._due[key] = float(due)
 
     async def claim_due(self, now: float, limit: int = 100) -> list[str]:
-        """Remove and return up to ``limit`` keys due at or before ``now``, earliest first."""
+        """Lease and return up to ``limit`` keys due at or before ``now``, earliest first (each is moved to
+        ``now + lease_seconds``)."""
         if limit <= 0:
             return []
+        if math.isnan(now):
+            raise ValueError("now must be a number, not NaN")
         async with self._lock:
             due = sorted((score, key) for key, score in self._due.items() if score <= now)[:limit]
+            until = float(now) + self.lease_seconds
             for _, key in due:
-                del self._due[key]
+                self._due[key] = until
             return [key for _, key in due]
+
+    async def schedule_missing(self, entries: Sequence[tuple[str, float]]) -> list[str]:
+        """Schedule each ``(key, due)`` whose key is not scheduled at all; return those keys."""
+        for key, due in entries:
+            check_key(key, "deadline key")
+            if not math.isfinite(due):
+                raise ValueError(f"due must be a finite number, not {due!r}")
+        added: list[str] = []
+        async with self._lock:
+            for key, due in entries:
+                if key not in self._due:
+                    self._due[key] = float(due)
+                    added.append(key)
+        return added
 
     async def next_due(self) -> float | None:
         """Return the earliest due time, or ``None``."""

@@ -20,16 +20,30 @@ Semantics shared by every :class:`TableStore`:
   and indexes it again (the bot decides whether a finished table may be written at all).
 * An index entry is only ever removed if it still points at the table being written, so finishing an old
   table never clobbers the index of a newer one. A user key points at the table that listed it last.
+* ``live_tables`` lists every table that is stored and not finished (created, or last written with
+  ``finished=False``, and not deleted), so that a sweep can check that each one's pending deadline is armed.
 * Failures to reach the backend raise :class:`StoreUnavailable`, never a driver exception.
+
+Semantics shared by every :class:`DeadlineStore` (a deadline is an opaque key with a due time):
+
+* ``claim_due`` hands each due key to one caller and *leases* it: the key stays scheduled, moved to
+  ``now + lease_seconds`` (the store's lease), so that no other caller gets it before the lease ends. Whoever
+  handles the firing removes the key: the table write that acts on it cancels it (``DeadlineChanges``), and a
+  firing that writes nothing (a stale key, a catch window) cancels it. If the claimer dies in between, the key
+  falls due again when the lease ends and another worker fires it: a deadline is never lost, and one whose
+  firing outlived its lease may fire twice (the second firing finds the table moved on and does nothing).
+* ``schedule_missing`` schedules only the keys not scheduled at all, leaving leased and pending ones alone.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "DEFAULT_DEADLINE_LEASE_SECONDS",
     "DEFAULT_FINISHED_TTL_SECONDS",
     "DEFAULT_PREFIX",
     "ChatBusy",
@@ -43,6 +57,7 @@ __all__ = [
     "TableStore",
     "VersionConflict",
     "check_key",
+    "check_lease",
     "check_version",
     "normalize_user_keys",
 ]
@@ -52,6 +67,10 @@ DEFAULT_PREFIX = "mus:"
 
 DEFAULT_FINISHED_TTL_SECONDS = 7 * 86400
 """How long a finished table stays readable (for stale buttons and late showdown edits): 7 days."""
+
+DEFAULT_DEADLINE_LEASE_SECONDS = 30.0
+"""How long a claimed deadline stays with its claimer before it falls due again (a firing takes milliseconds;
+a worker that dies after its claim delays the deadline by this much, never loses it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +186,10 @@ class TableStore(Protocol):
         """Remove the table and the index entries pointing at it (no error if it does not exist)."""
         ...
 
+    async def live_tables(self) -> list[str]:
+        """Return the ids of every stored table that is not finished, sorted."""
+        ...
+
     async def ping(self) -> None:
         """Health check: return if the backend answers, raise :class:`StoreUnavailable` otherwise."""
         ...
@@ -185,9 +208,18 @@ class DeadlineStore(Protocol):
         ...
 
     async def claim_due(self, now: float, limit: int = 100) -> list[str]:
-        """Atomically remove and return up to ``limit`` keys due at or before ``now``, earliest first.
+        """Atomically lease and return up to ``limit`` keys due at or before ``now``, earliest first.
 
-        Two workers calling this concurrently never both receive the same key.
+        Each key returned is moved to ``now + lease_seconds`` (not removed): the firing's write, or a
+        ``cancel`` after a firing that wrote nothing, removes it; if nobody does, it is due again then. Two
+        workers calling this concurrently never both receive the same key while its lease lasts.
+        """
+        ...
+
+    async def schedule_missing(self, entries: Sequence[tuple[str, float]]) -> list[str]:
+        """Schedule each ``(key, due)`` whose key is not scheduled at all; return those keys, in order.
+
+        A key already scheduled (pending or leased) keeps its due time.
         """
         ...
 
@@ -226,3 +258,11 @@ def check_version(version: int) -> int:
     if version < 1:
         raise ValueError(f"version must be >= 1, not {version}")
     return version
+
+
+def check_lease(lease_seconds: float) -> float:
+    """Return ``lease_seconds`` as a float if it is positive and finite, raise ``ValueError`` otherwise."""
+    lease = float(lease_seconds)
+    if not (math.isfinite(lease) and lease > 0):
+        raise ValueError(f"lease_seconds must be a positive number, not {lease_seconds!r}")
+    return lease

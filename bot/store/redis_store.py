@@ -10,8 +10,13 @@ Key layout (``P`` is the configurable prefix, ``"mus:"`` by default):
     A string: the id of the chat's active table.
 ``P user:{user_key}``
     A string: the id of the active table that listed the user last.
+``P tables:live``
+    A set: the ids of the tables not finished (added by create and by every unfinished write, removed when a
+    table is finished or deleted), so that the deadline sweep finds them without scanning the keyspace.
+    Tables stored before this index existed are added by the first ``live_tables`` of a process (one SCAN).
 ``P deadlines``
-    A sorted set: member = the opaque deadline key, score = the due time in epoch seconds.
+    A sorted set: member = the opaque deadline key, score = the due time in epoch seconds. A claimed key
+    stays in it, leased: its score is moved to the end of the lease until the firing removes it.
 
 The scripts build the index keys from the prefix themselves (they are not all declared in ``KEYS``), which is
 fine on a standalone Redis (the embedded one or a real one) but not on Redis Cluster.
@@ -22,7 +27,7 @@ The stores do not own the client: whoever created it closes it. Clients may use 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -30,6 +35,7 @@ import redis.exceptions
 from redis.asyncio import Redis
 
 from bot.store.ports import (
+    DEFAULT_DEADLINE_LEASE_SECONDS,
     DEFAULT_FINISHED_TTL_SECONDS,
     DEFAULT_PREFIX,
     ChatBusy,
@@ -39,6 +45,7 @@ from bot.store.ports import (
     TableExists,
     VersionConflict,
     check_key,
+    check_lease,
     check_version,
     normalize_user_keys,
 )
@@ -97,6 +104,7 @@ for i = 5, #ARGV do users[#users + 1] = ARGV[i] end
 redis.call('HSET', tkey, 'v', 1, 'data', data, 'chat', chat, 'users', json_array(users), 'fin', '0')
 redis.call('SET', ckey, tid)
 for _, u in ipairs(users) do redis.call('SET', prefix .. 'user:' .. u, tid) end
+redis.call('SADD', prefix .. 'tables:live', tid)
 return {1}
 """
 )
@@ -140,6 +148,7 @@ if finished then
   for _, u in ipairs(old_users) do del_if(prefix .. 'user:' .. u, tid) end
   for _, u in ipairs(users) do del_if(prefix .. 'user:' .. u, tid) end
   redis.call('EXPIRE', tkey, ttl)
+  redis.call('SREM', prefix .. 'tables:live', tid)
 else
   if old_chat and old_chat ~= chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
   if chat then redis.call('SET', prefix .. 'chat:' .. chat, tid) end
@@ -148,6 +157,7 @@ else
     if not listed[u] then del_if(prefix .. 'user:' .. u, tid) end
   end
   redis.call('PERSIST', tkey)
+  redis.call('SADD', prefix .. 'tables:live', tid)
 end
 local dkey = prefix .. 'deadlines'
 if #cancel > 0 then redis.call('ZREM', dkey, unpack(cancel)) end
@@ -169,15 +179,34 @@ if users_json then
   for _, u in ipairs(cjson.decode(users_json)) do del_if(prefix .. 'user:' .. u, tid) end
 end
 redis.call('DEL', tkey)
+redis.call('SREM', prefix .. 'tables:live', tid)
 return 1
 """
 )
 
-# KEYS[1] deadlines zset; ARGV: now, limit. Removes and returns the due members, earliest first.
+# KEYS[1] live tables set; ARGV: prefix. Returns the ids of the live tables, dropping from the set those whose
+# table is finished or gone (a finished table has already left it; this only tidies what a crash or a manual
+# deletion left behind).
+_LUA_LIVE = """
+local live = {}
+for _, tid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('HGET', ARGV[1] .. 'table:' .. tid, 'fin') == '0' then
+    live[#live + 1] = tid
+  else
+    redis.call('SREM', KEYS[1], tid)
+  end
+end
+return live
+"""
+
+# KEYS[1] deadlines zset; ARGV: now, limit, lease end. Leases and returns the due members, earliest first:
+# each one's score becomes the lease end (the firing removes it; if nobody does, it is due again then).
 _LUA_CLAIM = """
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for i = 1, #due, 1000 do
-  redis.call('ZREM', KEYS[1], unpack(due, i, math.min(i + 999, #due)))
+  local args = {}
+  for j = i, math.min(i + 999, #due) do args[#args + 1] = ARGV[3]; args[#args + 1] = due[j] end
+  redis.call('ZADD', KEYS[1], 'XX', unpack(args))
 end
 return due
 """
@@ -202,6 +231,10 @@ class RedisTableStore:
         self._create = redis.register_script(_LUA_CREATE)
         self._cas = redis.register_script(_LUA_CAS)
         self._delete = redis.register_script(_LUA_DELETE)
+        self._live = redis.register_script(_LUA_LIVE)
+        self.live_key = f"{prefix}tables:live"
+        self._live_indexed = False
+        """Whether this store has added the tables stored before the live index existed (once per process)."""
 
     def table_key(self, table_id: str) -> str:
         """Return the Redis key of a table's hash."""
@@ -310,6 +343,36 @@ class RedisTableStore:
         with unavailable_errors():
             await self._delete(keys=[self.table_key(table_id)], args=[self.prefix, table_id])
 
+    async def live_tables(self) -> list[str]:
+        """Return the ids of every stored table that is not finished, sorted.
+
+        The first call of a store also indexes the unfinished tables written before the index existed (one
+        SCAN over the table keys); later calls read the index only.
+        """
+        with unavailable_errors():
+            if not self._live_indexed:
+                await self._index_unlisted_tables()
+                self._live_indexed = True
+            reply = await self._live(keys=[self.live_key], args=[self.prefix])
+        return sorted(_text(tid) for tid in reply)
+
+    async def _index_unlisted_tables(self) -> None:
+        """Add every unfinished table to the live index (tables of an older version were never added).
+
+        A table finished between the read and the add is dropped again by the next ``live_tables``.
+        """
+        start = len(self.table_key(""))
+        pattern = _glob_escape(self.table_key("")) + "*"
+        async for batch in _batches(self.redis.scan_iter(match=pattern, count=1000)):
+            keys = [_text(key) for key in batch]
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.hget(key, "fin")
+                flags = await pipe.execute()
+            live = [key[start:] for key, fin in zip(keys, flags, strict=True) if fin in ("0", b"0")]
+            if live:
+                await self.redis.sadd(self.live_key, *live)
+
     async def ping(self) -> None:
         """Health check: return if Redis answers PING, raise ``StoreUnavailable`` otherwise."""
         with unavailable_errors():
@@ -319,10 +382,18 @@ class RedisTableStore:
 class RedisDeadlineStore:
     """:class:`~bot.store.ports.DeadlineStore` on one Redis sorted set (``{prefix}deadlines``)."""
 
-    def __init__(self, redis: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        prefix: str = DEFAULT_PREFIX,
+        *,
+        lease_seconds: float = DEFAULT_DEADLINE_LEASE_SECONDS,
+    ) -> None:
+        """``lease_seconds``: how long a claimed key stays with its claimer before it is due again."""
         self.redis = redis
         self.prefix = prefix
         self.key = f"{prefix}deadlines"
+        self.lease_seconds = check_lease(lease_seconds)
         self._claim = redis.register_script(_LUA_CLAIM)
 
     async def schedule(self, key: str, due: float) -> None:
@@ -339,14 +410,31 @@ class RedisDeadlineStore:
             await self.redis.zrem(self.key, key)
 
     async def claim_due(self, now: float, limit: int = 100) -> list[str]:
-        """Atomically remove and return up to ``limit`` keys due at or before ``now``, earliest first."""
+        """Atomically lease and return up to ``limit`` keys due at or before ``now``, earliest first (each is
+        moved to ``now + lease_seconds``)."""
         if limit <= 0:
             return []
         if math.isnan(now):
             raise ValueError("now must be a number, not NaN")
+        until = _score(float(now) + self.lease_seconds)
         with unavailable_errors():
-            reply = await self._claim(keys=[self.key], args=[_score(now), limit])
+            reply = await self._claim(keys=[self.key], args=[_score(now), limit, until])
         return [_text(member) for member in reply]
+
+    async def schedule_missing(self, entries: Sequence[tuple[str, float]]) -> list[str]:
+        """Schedule each ``(key, due)`` whose key is not scheduled at all (``ZADD NX``); return those keys."""
+        for key, due in entries:
+            check_key(key, "deadline key")
+            if not math.isfinite(due):
+                raise ValueError(f"due must be a finite number, not {due!r}")
+        if not entries:
+            return []
+        with unavailable_errors():
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key, due in entries:
+                    pipe.zadd(self.key, {key: float(due)}, nx=True)
+                added = await pipe.execute()
+        return [key for (key, _), count in zip(entries, added, strict=True) if int(count)]
 
     async def next_due(self) -> float | None:
         """Return the earliest due time, or ``None``."""
@@ -358,6 +446,23 @@ class RedisDeadlineStore:
         """Health check: return if Redis answers PING, raise ``StoreUnavailable`` otherwise."""
         with unavailable_errors():
             await self.redis.ping()
+
+
+def _glob_escape(text: str) -> str:
+    """Escape the characters that are special in a Redis ``MATCH`` pattern."""
+    return "".join("\\" + c if c in "\\*?[]" else c for c in text)
+
+
+async def _batches(keys: AsyncIterator[Any], size: int = 1000) -> AsyncIterator[list[Any]]:
+    """Group an async iterator's items in lists of up to ``size``."""
+    batch: list[Any] = []
+    async for key in keys:
+        batch.append(key)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _score(value: float) -> str:

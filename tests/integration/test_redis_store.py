@@ -25,6 +25,7 @@ from bot.store import (
     DeadlineStore,
     EmbeddedRedis,
     EmbeddedRedisError,
+    MemoryDeadlineStore,
     MemoryTableStore,
     Mutation,
     RedisDeadlineStore,
@@ -362,6 +363,45 @@ async def test_same_semantics_as_the_memory_store(table_store: RedisTableStore) 
             assert await table_store.table_for_chat(c) == await memory.table_for_chat(c), f"step {step} {c}"
         for u in users:
             assert await table_store.table_for_user(u) == await memory.table_for_user(u), f"step {step} {u}"
+        assert await table_store.live_tables() == await memory.live_tables(), f"step {step}"
+
+
+async def test_live_tables_follow_create_finish_reopen_and_delete(
+    table_store: RedisTableStore, redis_client: Redis
+) -> None:
+    assert await table_store.live_tables() == []
+    for tid in ("t2", "t1", "t3"):
+        await table_store.create(tid, "a", chat_key=f"c{tid}", user_keys=[])
+    assert await table_store.live_tables() == ["t1", "t2", "t3"]
+    await table_store.compare_and_set("t1", 1, "b", chat_key=None, user_keys=[], finished=True)
+    await table_store.delete("t3")
+    assert await table_store.live_tables() == ["t2"]
+    assert await redis_client.smembers(table_store.live_key) == {"t2"}  # the index itself is kept tidy
+    await table_store.compare_and_set("t1", 2, "c", chat_key=None, user_keys=[], finished=False)
+    assert await table_store.live_tables() == ["t1", "t2"]
+    await redis_client.delete(table_store.table_key("t2"))  # a table that vanished behind the store's back
+    assert await table_store.live_tables() == ["t1"]
+    assert await redis_client.smembers(table_store.live_key) == {"t1"}
+
+
+async def test_tables_stored_before_the_live_index_are_found_by_a_new_process(
+    redis_client: Redis, key_prefix: str
+) -> None:
+    """A table written by an older version (no live index) is indexed by the first sweep of a new process."""
+    old = RedisTableStore(redis_client, prefix=key_prefix)
+    await old.create("t1", "a", chat_key="c1", user_keys=[])
+    await old.create("t2", "a", chat_key="c2", user_keys=[])
+    await old.compare_and_set("t2", 1, "b", chat_key=None, user_keys=[], finished=True)
+    await old.create("t[*]", "a", chat_key="c3", user_keys=[])
+    await redis_client.delete(old.live_key)  # as an older version left them
+    other = RedisTableStore(redis_client, prefix=f"{key_prefix}x:")
+    await other.create("t9", "a", chat_key="c9", user_keys=[])  # another namespace is not ours
+    await redis_client.delete(other.live_key)
+    new = RedisTableStore(redis_client, prefix=key_prefix)
+    assert await new.live_tables() == ["t1", "t[*]"]
+    assert await redis_client.smembers(new.live_key) == {"t1", "t[*]"}
+    await redis_client.delete(new.live_key)
+    assert await new.live_tables() == []  # later calls read the index only
 
 
 # -- deadlines -------------------------------------------------------------------------------------------
@@ -384,8 +424,10 @@ async def test_deadlines_schedule_move_cancel_claim(
     await deadline_store.cancel("never-scheduled")
     assert await deadline_store.claim_due(now) == []
     assert await deadline_store.claim_due(now + 0.25) == ["t1:3:turn"]  # due exactly now counts
+    await deadline_store.cancel("t1:3:turn")  # its firing removes it
     assert await deadline_store.claim_due(now + 1000) == ["t2:1:turn"]
-    assert await deadline_store.claim_due(now + 1000) == []
+    assert await deadline_store.claim_due(now + 1000) == []  # leased
+    await deadline_store.cancel("t2:1:turn")
     assert await deadline_store.next_due() is None
     with pytest.raises(ValueError):
         await deadline_store.schedule("k", float("nan"))
@@ -401,13 +443,15 @@ async def test_claim_due_respects_limit_and_order(deadline_store: RedisDeadlineS
     assert await deadline_store.claim_due(100.0) == [f"k{i}" for i in range(7, -1, -1)]
 
 
-async def test_claim_due_removes_large_batches(
+async def test_claim_due_leases_large_batches(
     deadline_store: RedisDeadlineStore, redis_client: Redis
 ) -> None:
     await redis_client.zadd(deadline_store.key, {f"k{i:05d}": float(i) for i in range(2500)})
     claimed = await deadline_store.claim_due(1e9, limit=10_000)
     assert claimed == [f"k{i:05d}" for i in range(2500)]
-    assert await redis_client.zcard(deadline_store.key) == 0
+    until = 1e9 + deadline_store.lease_seconds
+    assert await redis_client.zcount(deadline_store.key, until, until) == 2500
+    assert await deadline_store.claim_due(1e9, limit=10_000) == []
 
 
 async def test_two_workers_racing_claim_every_deadline_exactly_once(
@@ -432,7 +476,83 @@ async def test_two_workers_racing_claim_every_deadline_exactly_once(
     everything = [member for run in runs for member in run]
     assert len(everything) == 200
     assert set(everything) == {f"t{i}:1:turn" for i in range(200)}
-    assert await workers[1].next_due() == now + 3600
+    assert await workers[1].next_due() == now + workers[0].lease_seconds  # leased, not lost
+
+
+# -- the deadline contract, on both stores ---------------------------------------------------------------
+
+
+@pytest.fixture(params=["memory", "redis"])
+def leased_deadlines(request: pytest.FixtureRequest, redis_client: Redis, key_prefix: str) -> DeadlineStore:
+    """A deadline store with a 30 s lease: the in-memory fake or Redis (the same contract)."""
+    if request.param == "memory":
+        return MemoryDeadlineStore(lease_seconds=30.0)
+    return RedisDeadlineStore(redis_client, prefix=key_prefix, lease_seconds=30.0)
+
+
+async def test_a_claim_whose_claimer_dies_falls_due_again_after_the_lease(
+    leased_deadlines: DeadlineStore,
+) -> None:
+    """Worker A claims and dies before saving the firing: the key is not lost, worker B gets it later."""
+    store = leased_deadlines
+    await store.schedule("tab00001|turn|1-3", 100.0)
+    await store.schedule("tab00002|turn|1-0", 100.5)
+    await store.schedule("tab00003|lobby|0", 200.0)
+    assert await store.claim_due(101.0) == ["tab00001|turn|1-3", "tab00002|turn|1-0"]  # worker A
+    assert await store.claim_due(130.9) == []  # B: nothing while A's lease lasts
+    assert await store.next_due() == 131.0
+    await store.cancel("tab00002|turn|1-0")  # A saved this one's firing, then died
+    assert await store.claim_due(131.0) == ["tab00001|turn|1-3"]  # B fires the other one
+    await store.cancel("tab00001|turn|1-3")
+    assert await store.next_due() == 200.0
+    assert await store.claim_due(1000.0) == ["tab00003|lobby|0"]
+
+
+async def test_schedule_missing_only_adds_keys_not_scheduled(leased_deadlines: DeadlineStore) -> None:
+    store = leased_deadlines
+    await store.schedule("pending", 50.0)
+    await store.schedule("leased", 10.0)
+    assert await store.claim_due(20.0) == ["leased"]
+    assert await store.schedule_missing([]) == []
+    added = await store.schedule_missing([("pending", 1.0), ("leased", 1.0), ("lost", 5.0), ("lost", 7.0)])
+    assert added == ["lost"]
+    assert await store.next_due() == 5.0
+    assert await store.claim_due(49.0) == ["lost"]
+    assert await store.claim_due(50.0) == ["leased", "pending"]
+
+
+async def test_deadline_stores_agree_on_a_random_sequence(deadline_store: RedisDeadlineStore) -> None:
+    """Schedules, moves, cancels, claims (with leases) and sweeps give the same answers on both stores."""
+    memory = MemoryDeadlineStore(lease_seconds=deadline_store.lease_seconds)
+    rng = random.Random(20250101)
+    keys = [f"k{i}" for i in range(8)]
+    now = 1000.0
+
+    async def apply(store: DeadlineStore, op: tuple[Any, ...]) -> Any:
+        if op[0] == "schedule":
+            await store.schedule(op[1], op[2])
+        elif op[0] == "cancel":
+            await store.cancel(op[1])
+        elif op[0] == "claim":
+            return await store.claim_due(now, op[1])
+        else:
+            return await store.schedule_missing(op[1])
+        return None
+
+    for step in range(300):
+        kind = rng.random()
+        op: tuple[Any, ...]
+        if kind < 0.35:
+            op = ("schedule", rng.choice(keys), now + rng.randint(-20, 40))
+        elif kind < 0.5:
+            op = ("cancel", rng.choice(keys))
+        elif kind < 0.85:
+            op = ("claim", rng.randint(1, 4))
+        else:
+            op = ("missing", [(k, now + rng.randint(-5, 5)) for k in rng.sample(keys, 3)])
+        assert await apply(deadline_store, op) == await apply(memory, op), f"step {step}: {op}"
+        assert await deadline_store.next_due() == await memory.next_due(), f"step {step}: {op}"
+        now += rng.choice([0.0, 0.5, 7.0, 31.0])
 
 
 # -- durability, outages, embedded server ----------------------------------------------------------------

@@ -304,9 +304,60 @@ async def test_deadlines_schedule_move_cancel_claim() -> None:
     await deadlines.cancel("never-scheduled")
     assert await deadlines.claim_due(99.9) == []
     assert await deadlines.claim_due(100.0) == ["t1:3:turn"]  # due exactly now counts
+    await deadlines.cancel("t1:3:turn")  # its firing removes it
     assert await deadlines.claim_due(1000.0) == ["t2:1:turn"]
-    assert await deadlines.claim_due(1000.0) == []
+    assert await deadlines.claim_due(1000.0) == []  # leased
+    await deadlines.cancel("t2:1:turn")
     assert len(deadlines) == 0
+
+
+async def test_a_claimed_key_is_leased_until_its_firing_removes_it() -> None:
+    """A worker that claims a key and dies before its firing is saved delays the deadline, never loses it."""
+    deadlines = MemoryDeadlineStore(lease_seconds=30.0)
+    await deadlines.schedule("t1|turn|1-3", 100.0)
+    await deadlines.schedule("t2|turn|1-0", 100.0)
+    assert await deadlines.claim_due(100.0) == ["t1|turn|1-3", "t2|turn|1-0"]
+    assert len(deadlines) == 2  # still scheduled: leased
+    assert await deadlines.next_due() == 130.0
+    assert await deadlines.claim_due(129.9) == []  # nobody else gets them while the lease lasts
+    await deadlines.cancel("t2|turn|1-0")  # t2's firing was saved; the claimer of t1 "died"
+    assert await deadlines.claim_due(130.0) == ["t1|turn|1-3"]  # due again when the lease ends
+    assert await deadlines.next_due() == 160.0
+    await deadlines.schedule("t1|turn|1-3", 500.0)  # a write that moves a leased key moves it
+    assert await deadlines.claim_due(400.0) == []
+    with pytest.raises(ValueError):
+        MemoryDeadlineStore(lease_seconds=0)
+    with pytest.raises(ValueError):
+        MemoryDeadlineStore(lease_seconds=math.inf)
+
+
+async def test_schedule_missing_leaves_scheduled_and_leased_keys_alone() -> None:
+    deadlines = MemoryDeadlineStore(lease_seconds=30.0)
+    await deadlines.schedule("pending", 50.0)
+    await deadlines.schedule("leased", 10.0)
+    assert await deadlines.claim_due(20.0) == ["leased"]
+    added = await deadlines.schedule_missing(
+        [("pending", 1.0), ("leased", 1.0), ("lost", 5.0), ("lost", 7.0)]
+    )
+    assert added == ["lost"]
+    assert await deadlines.claim_due(20.0) == ["lost"]  # at 5.0; the others kept their times
+    assert await deadlines.claim_due(49.9) == []
+    assert await deadlines.claim_due(50.0) == ["leased", "lost", "pending"]  # both leases end at 50
+    with pytest.raises(ValueError):
+        await deadlines.schedule_missing([("k", math.nan)])
+
+
+async def test_live_tables_are_the_unfinished_ones(store: MemoryTableStore, clock: FakeClock) -> None:
+    assert await store.live_tables() == []
+    await store.create("t2", "a", chat_key="c2", user_keys=[])
+    await store.create("t1", "a", chat_key="c1", user_keys=[])
+    await store.create("t3", "a", chat_key="c3", user_keys=[])
+    assert await store.live_tables() == ["t1", "t2", "t3"]
+    await store.compare_and_set("t1", 1, "b", chat_key=None, user_keys=[], finished=True)
+    await store.delete("t3")
+    assert await store.live_tables() == ["t2"]
+    await store.compare_and_set("t1", 2, "c", chat_key=None, user_keys=[], finished=False)  # reopened
+    assert await store.live_tables() == ["t1", "t2"]
 
 
 async def test_claim_due_respects_limit_and_order() -> None:
