@@ -21,6 +21,7 @@ from bot.service import Service, ServiceDeps, secure_rng, secure_table_id
 from bot.settings import Settings
 from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore, connect
 from bot.store.prefs import RedisPreferences
+from bot.sweep import OUTAGE_ERRORS, SWEEP_INTERVAL, DeadlineSweep, OutageLog
 from bot.views import Outcome
 
 log = logging.getLogger(__name__)
@@ -107,20 +108,34 @@ async def run_deadlines(
     *,
     clock: Callable[[], float] = time.time,
     max_sleep: float = 0.5,
+    sweep_interval: float = SWEEP_INTERVAL,
 ) -> None:
     """Fire due deadlines until ``stop`` is set; hand each outcome to the adapter to render.
 
-    Every worker runs this loop; the store's atomic claim makes each deadline fire on one worker only.
+    Every worker runs this loop; the store's atomic claim makes each deadline fire on one worker only (a
+    claim is a lease: if this worker dies before the firing is saved, another fires it when the lease ends).
+    At start-up, every ``sweep_interval`` seconds and after an outage it arms again the pending deadlines of
+    live tables that the store lost (:mod:`bot.sweep`). An outage of the store is logged once, with its
+    cause, and once when it ends.
     """
+    sweep = DeadlineSweep(service.deps.tables, service.deps.deadlines, interval=sweep_interval, clock=clock)
+    outage = OutageLog(log, "deadline loop")
     while not stop.is_set():
         try:
+            await sweep.run_if_due()
             for outcome in await service.fire_due():
                 await on_outcome(outcome)
             await service.drain_results()
             upcoming = await service.next_due()
-        except Exception:  # the loop must survive a bad moment (Redis restarting, an adapter error)
+        except OUTAGE_ERRORS as exc:  # Redis down or restarting: keep trying, quietly
+            outage.failed(exc)
+            sweep.soon()
+            upcoming = None
+        except Exception:  # the loop must survive a bad moment (an adapter error)
             log.exception("deadline loop error")
             upcoming = None
+        else:
+            outage.succeeded()
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
         woken = service.deadline_added
         if not woken.is_set():
