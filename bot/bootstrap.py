@@ -19,12 +19,23 @@ from bot.leaderboard import RedisLeaderboard
 from bot.leaderboard.queue import RedisResultQueue
 from bot.service import Service, ServiceDeps, secure_rng, secure_table_id
 from bot.settings import Settings
-from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore, connect
+from bot.store import (
+    EmbeddedRedis,
+    EmbeddedRedisError,
+    RedisDeadlineStore,
+    RedisTableStore,
+    StoreUnavailable,
+    connect,
+)
 from bot.store.prefs import RedisPreferences
 from bot.sweep import OUTAGE_ERRORS, SWEEP_INTERVAL, DeadlineSweep, OutageLog
 from bot.views import Outcome
 
 log = logging.getLogger(__name__)
+
+
+class StartupError(RuntimeError):
+    """The bot cannot start (Redis unreachable, the embedded server failing): one line, where and why."""
 
 
 @dataclass
@@ -34,12 +45,52 @@ class App:
     service: Service
     redis: Redis
     server: EmbeddedRedis | None
+    watchdog: asyncio.Task[None] | None = None
+    """Restarts the embedded server if it dies (see :func:`watch_embedded`)."""
+    watchdog_stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def close(self) -> None:
-        """Close the Redis client and stop an embedded server this app started."""
+        """Stop the watchdog, close the Redis client and stop an embedded server this app started."""
+        if self.watchdog is not None:
+            self.watchdog_stop.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watchdog  # not cancelled: a restart in progress finishes before the stop
+            self.watchdog = None
         await self.redis.aclose()
         if self.server is not None:
             await asyncio.to_thread(self.server.stop)
+
+
+#: Seconds between two looks at the embedded server.
+WATCH_INTERVAL = 1.0
+
+
+async def watch_embedded(
+    server: EmbeddedRedis,
+    stop: asyncio.Event,
+    interval: float = WATCH_INTERVAL,
+    *,
+    redis: Redis | None = None,
+) -> None:
+    """Until ``stop`` is set, check every ``interval`` that the embedded server runs; start it again if not.
+
+    The server comes back on the same socket (or port) with its AOF, and the connections ``redis`` pooled to
+    the dead one are dropped, so the next commands connect to the new one: an outage lasts about a second,
+    during which commands answer "store unavailable". A process that reused another one's server takes it
+    over this way when that one exits.
+    """
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), interval)
+        if stop.is_set() or server.alive():
+            continue
+        try:
+            if await asyncio.to_thread(server.revive):
+                log.warning("the embedded Redis server had stopped: running again (pid %s)", server.pid)
+                if redis is not None:
+                    await redis.connection_pool.disconnect()
+        except Exception as exc:  # try again in a second; never a traceback per second in the log
+            log.error("the embedded Redis server had stopped and could not be started again: %s", exc)
 
 
 def tune_gc() -> None:
@@ -62,9 +113,20 @@ async def build_app(
     rng_factory: Callable[[], random.Random] = secure_rng,
     id_factory: Callable[[], str] = secure_table_id,
 ) -> App:
-    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service."""
+    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service.
+
+    Redis must answer first: :class:`StartupError` says why not, in one line. An embedded server is watched
+    (and started again if it dies) until :meth:`App.close`.
+    """
     tune_gc()
-    redis, server = await connect(settings.redis_url, settings.data_dir)
+    try:
+        redis, server = await connect(settings.redis_url, settings.data_dir)
+    except (StoreUnavailable, EmbeddedRedisError) as exc:
+        raise StartupError(str(exc)) from exc
+    except OSError as exc:  # the data directory cannot be created or written
+        reason = exc.strerror or str(exc)
+        where = exc.filename or settings.data_dir
+        raise StartupError(f"cannot keep the embedded Redis in DATA_DIR ({where}): {reason}") from exc
     service = redis_service(
         redis,
         settings.redis_prefix,
@@ -73,7 +135,10 @@ async def build_app(
         rng_factory=rng_factory,
         id_factory=id_factory,
     )
-    return App(service, redis, server)
+    app = App(service, redis, server)
+    if server is not None:
+        app.watchdog = asyncio.create_task(watch_embedded(server, app.watchdog_stop, redis=redis))
+    return app
 
 
 def redis_service(
