@@ -1,4 +1,13 @@
-"""``musbot run``: start every chat adapter that has a token, on one service, until SIGINT/SIGTERM."""
+"""``musbot run``: start every chat adapter that has a token, on one service, until SIGINT/SIGTERM.
+
+Start-up checks, in this order, each failing with a one-line message on stderr and no traceback:
+
+1. the settings, every variable at once (:mod:`adapters.cli`: one line per bad value, exit status 2);
+2. a token: without ``TELEGRAM_TOKEN`` or ``DISCORD_TOKEN`` there is nothing to run (exit status 2) — checked
+   before Redis, so that a bare ``musbot run`` starts no server just to stop it;
+3. Redis: ``REDIS_URL`` must answer, or the embedded server must start (exit status 1) — before any chat
+   platform is contacted, so that no update is taken that could not be stored.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +19,8 @@ from collections.abc import Awaitable, Callable
 
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
-from bot.bootstrap import DeadlineLoop, build_app
-from bot.settings import Settings
+from bot.bootstrap import DeadlineLoop, StartupError, build_app
+from bot.settings import Settings, read_settings
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +41,11 @@ async def serve(
     if telegram.token is None and discord_settings.token is None:
         print(NO_TOKEN, file=sys.stderr)
         return 2
-    app = await build_app(settings)
+    try:
+        app = await build_app(settings)
+    except StartupError as exc:
+        print(f"musbot: {exc}", file=sys.stderr)
+        return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -65,12 +78,19 @@ async def serve(
     return 0
 
 
-def run(settings: Settings | None = None) -> int:
-    """Entry point of ``musbot run``: logging at ``LOG_LEVEL``, then the adapters until a signal."""
+def run(
+    settings: Settings | None = None,
+    telegram: TelegramSettings | None = None,
+    discord_settings: DiscordSettings | None = None,
+) -> int:
+    """Entry point of ``musbot run``: logging at ``LOG_LEVEL``, then the adapters until a signal.
+
+    Settings not given are read from the environment (:class:`bot.settings.SettingsInvalid` if bad).
+    """
     from adapters.cli import configure_logging  # the one place that turns LOG_LEVEL into handlers
 
-    settings = settings or Settings()
+    settings = settings or read_settings(Settings)
     configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s")
     # httpx logs every request URL, which contains the bot token: keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    return asyncio.run(serve(settings))
+    return asyncio.run(serve(settings, telegram, discord_settings))

@@ -28,14 +28,14 @@ from typing import TextIO
 from adapters.console.lines import CtrlC, LineSource, StdinLines
 from adapters.console.lock import TableBusy, TableLock
 from adapters.console.table import RULE, ConsoleTable, numbers
-from bot.bootstrap import build_app
+from bot.bootstrap import StartupError, build_app
 from bot.flow import FlowSettings
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
 from bot.labels import LEVELS, TARGET_CHOICES
 from bot.model import ChatRef, TableOptions, TableStatus, UserRef
-from bot.settings import Settings
+from bot.settings import Settings, data_dir_problem
 from bot.views import Outcome
 
 # What the command line accepts; the lobby's buttons stay the authority (the options are reached by pressing
@@ -272,22 +272,36 @@ def run(
     lines: LineSource | None = None,
     out: TextIO | None = None,
 ) -> int:
-    """Entry point of ``musbot play``: 0 when done, 1 if another terminal plays here, 130 after a Ctrl-C."""
+    """Entry point of ``musbot play``: 0 when done, 1 if another terminal plays here or the store cannot
+    start (one line on stderr), 2 for a data directory it cannot use, 130 after a Ctrl-C."""
     settings = settings or Settings()
     if args.data_dir is not None:
         settings = settings.model_copy(update={"data_dir": args.data_dir})
     args.lang = normalize_language(args.lang)
     out = out or sys.stdout
     t = translator(args.lang)
+    problem = data_dir_problem(settings.data_dir)  # the lock lives there, and the embedded Redis
+    if problem is not None:
+        print(f"{'--data-dir' if args.data_dir is not None else 'DATA_DIR'}: {problem}", file=sys.stderr)
+        return 2
     if args.auto:
         try:
             return asyncio.run(auto(args, settings))
         except KeyboardInterrupt:
             return INTERRUPTED
+        except StartupError as exc:
+            print(f"musbot: {exc}", file=sys.stderr)
+            return 1
     try:
         lock = TableLock(settings.data_dir)
     except TableBusy:
         print(t.format(BUSY, path=str(settings.data_dir.absolute())), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(
+            f"musbot: cannot use the data directory {settings.data_dir}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 1
     try:
         # asyncio.run turns the first Ctrl-C into a cancellation of play(), which closes the store on its
@@ -296,5 +310,8 @@ def run(
     except KeyboardInterrupt:
         print(f"\n{saved_line(t, settings)}", file=out)
         return INTERRUPTED
+    except StartupError as exc:
+        print(f"musbot: {exc}", file=sys.stderr)
+        return 1
     finally:
         lock.release()

@@ -1,20 +1,28 @@
 """The Discord adapter's settings (``DISCORD_*`` in the environment or ``.env``; ``.env.example`` documents
-each one). The core's own settings are :class:`bot.settings.Settings`."""
+each one). The core's own settings are :class:`bot.settings.Settings`; both are checked the same way (one line
+per bad value, naming the variable)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode
 
-from bot.settings import env_config
+from bot.settings import env_config, seconds_between, url_with_scheme
+
+#: A bot token: dot-separated base64url parts, no spaces.
+TOKEN_SHAPE = re.compile(r"[\w.-]+")
 
 
 def _ids(value: object) -> object:
     """``"1, 2"`` or ``"1 2"`` (the environment's form) as a list of ints; lists pass through."""
     if isinstance(value, str):
-        return [int(part) for part in value.replace(",", " ").split()]
+        try:
+            return [int(part) for part in value.replace(",", " ").split()]
+        except ValueError:
+            raise ValueError("must be numbers separated by commas, e.g. 111,222") from None
     return value
 
 
@@ -38,9 +46,28 @@ class DiscordSettings(BaseSettings):
         default_factory=list, description="The shards this process runs (needs DISCORD_SHARD_COUNT)"
     )
     sync_commands: bool = Field(default=True, description="Register the slash commands at start-up")
-    min_interval: float = Field(
-        default=1.0, ge=0, description="Seconds between two calls to one channel (Discord allows ~5 per 5 s)"
+    min_interval: Annotated[float, BeforeValidator(seconds_between(0, 60))] = Field(
+        default=1.0, description="Seconds between two calls to one channel (Discord allows ~5 per 5 s)"
     )
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not TOKEN_SHAPE.fullmatch(value.get_secret_value().strip()):
+            raise ValueError(
+                "must be the bot's token from the Developer Portal (letters, digits, '.', '-', '_')"
+            )
+        return None if value is None else SecretStr(value.get_secret_value().strip())
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _api_base_url(cls, value: str | None) -> str | None:
+        return url_with_scheme("http", "https", example="http://127.0.0.1:8080/api/v10")(value)
+
+    @field_validator("gateway_url")
+    @classmethod
+    def _gateway_url(cls, value: str | None) -> str | None:
+        return url_with_scheme("ws", "wss", example="ws://127.0.0.1:8080/gateway")(value)
 
     @field_validator("guild_ids", "shard_ids", mode="before")
     @classmethod

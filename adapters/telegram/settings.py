@@ -1,12 +1,21 @@
 """The Telegram adapter's settings (``TELEGRAM_*`` in the environment or ``.env``; ``.env.example`` documents
-each one). The core's own settings are :class:`bot.settings.Settings`."""
+each one). The core's own settings are :class:`bot.settings.Settings`; both are checked the same way (one line
+per bad value, naming the variable)."""
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+import re
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.settings import env_config
+from bot.settings import env_config, port_number, url_with_scheme
+
+#: A Bot API token as @BotFather gives it: the bot's id, a colon, the secret.
+TOKEN_SHAPE = re.compile(r"\d+:[\w-]+")
+#: What Telegram accepts as a webhook's secret token.
+SECRET_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 
 
 class TelegramSettings(BaseSettings):
@@ -19,4 +28,29 @@ class TelegramSettings(BaseSettings):
     webhook_url: str | None = Field(default=None, description="Receive updates by webhook at this URL")
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "0.0.0.0"
-    webhook_port: int = 8443
+    webhook_port: Annotated[int, BeforeValidator(port_number)] = 8443
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not TOKEN_SHAPE.fullmatch(value.get_secret_value().strip()):
+            raise ValueError("must look like 123456789:ABC-def_123, the token @BotFather gave")
+        return None if value is None else SecretStr(value.get_secret_value().strip())
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _api_base_url(cls, value: str | None) -> str | None:
+        return url_with_scheme("http", "https", example="http://127.0.0.1:8081")(value)
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_url(cls, value: str | None) -> str | None:
+        # Telegram only calls webhooks over HTTPS.
+        return url_with_scheme("https", example="https://mus.example.org/tg-5f0c1e9a")(value)
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not SECRET_SHAPE.fullmatch(value.get_secret_value()):
+            raise ValueError("must be 1 to 256 characters among A-Z, a-z, 0-9, _ and -")
+        return value
