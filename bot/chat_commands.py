@@ -17,11 +17,13 @@ from bot.i18n.rules import rules_sections, rules_summary
 from bot.leaderboard import GLOBAL_SCOPE
 from bot.model import ChatRef, UserRef
 from bot.store.ports import StoreUnavailable
+from bot.throttle import Verdict
 from bot.views import Outcome, OutMessage
 
 _ = N_
 
 RULES_SENT_PRIVATELY = _("📖 I sent you the full rules in our private chat.")
+SLOW_DOWN = _("Slow down, please: too many commands at once. Try again in a few seconds.")
 
 #: The bot's commands and what each does, for a platform's command menu (descriptions are msgids).
 COMMAND_LIST: tuple[tuple[str, str], ...] = (
@@ -72,6 +74,17 @@ class ChatCommands:
     """``/leaderboard``, ``/stats``, ``/rules``, ``/help``, and the language a chat reads."""
 
     deps: ServiceDeps
+
+    async def admit(self, chat: ChatRef, user: UserRef) -> Outcome | None:
+        """``None`` if ``user`` may run a command in ``chat`` now; else what to answer instead: "slow down"
+        the first time in a run of refusals, nothing afterwards (adapters send no message for an outcome
+        without answer or views)."""
+        verdict = self.deps.throttle.check(user.key, chat.key)
+        if verdict is Verdict.ALLOW:
+            return None
+        if verdict is Verdict.QUIET:
+            return Outcome(ok=False)
+        return Outcome(answer=say(lang_for(user), SLOW_DOWN), ok=False)
 
     async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
         """``/leaderboard``: top players of this chat (or global)."""

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: Slots whose newer state replaces a pending older one.
 COALESCING_SLOTS = frozenset({"lobby", "table", "hand"})
+#: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
+MAX_PENDING_NOTICES = 20
 _SHOWN_CAP = 50_000
 
 
@@ -147,6 +149,8 @@ class Delivery:
             "retry_after": 0,
             "blocked": 0,
             "stripped": 0,
+            "duplicates": 0,
+            "dropped": 0,
         }
 
     def deliver(self, messages: Sequence[OutMessage]) -> None:
@@ -249,14 +253,25 @@ class Delivery:
             lane.idle.clear()
             lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{lane.chat_id}")
 
-    @staticmethod
-    def _enqueue(lane: _Lane, message: OutMessage) -> None:
+    def _enqueue(self, lane: _Lane, message: OutMessage) -> None:
         if message.slot in COALESCING_SLOTS and not message.fresh:
             for pending in reversed(lane.pending):
                 if pending.strip is None and _same_slot(pending.message, message):
                     # Newest state wins; keep "post a new message" if the pending one asked for it.
                     pending.message = replace(message, fresh=pending.message.fresh)
                     return
+        if message.slot not in COALESCING_SLOTS:
+            # Answers and notices: the same one twice in a queue says nothing more, and a lane holds a
+            # bounded number (a flooded chat gets the first ones, not an ever-growing backlog).
+            if any(p.strip is None and p.message == message for p in lane.pending):
+                self.stats["duplicates"] += 1
+                return
+            if sum(p.message.slot not in COALESCING_SLOTS for p in lane.pending) >= MAX_PENDING_NOTICES:
+                self.stats["dropped"] += 1
+                log.info(
+                    "chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES
+                )
+                return
         lane.pending.append(_Pending(message))
 
     async def flush(self, timeout: float = 10.0) -> None:

@@ -15,6 +15,7 @@ from bot.leaderboard import LeaderboardStore
 from bot.leaderboard.queue import ResultQueue
 from bot.store.ports import DeadlineStore, TableStore
 from bot.store.prefs import PreferencesStore
+from bot.throttle import Throttle
 from engine.ai.policy import Policy, make_policy
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
@@ -50,3 +51,7 @@ class ServiceDeps:
     """The table store changes deadlines in the same atomic write (Redis: one script, one round trip)."""
     cache_size: int = 2048
     """Tables kept parsed in memory by version, so that a command does not replay its match."""
+    throttle: Throttle = field(default_factory=Throttle)
+    """How often one person may use commands in one chat (see :meth:`ChatCommands.admit`)."""
+    repost_interval: float = 30.0
+    """``/newgame`` during a game posts the table again at most once per this many seconds."""

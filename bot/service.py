@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 _ = N_
 
 ALREADY_TABLE = _("There is already a table in this chat.")
+_REPOSTED_CAP = 10_000
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 #: Seconds before a deadline whose firing failed is tried again.
@@ -63,6 +64,8 @@ class Service(TableWork, ChatCommands):
         """Deadlines whose firing failed, to schedule again once the store answers."""
         self._invited: set[tuple[str, str]] = set()
         """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
+        self._reposted: dict[str, float] = {}
+        """When ``/newgame`` last posted each table again."""
 
     # --- commands ------------------------------------------------------------------------------------
 
@@ -74,10 +77,7 @@ class Service(TableWork, ChatCommands):
             lang = normalize_language(chosen or (user.lang if chat.private else chat.lang))
             existing = await self.deps.tables.table_for_chat(chat.key)
             if existing is not None:
-                shown = await self.show_table(existing, user)
-                return Outcome(
-                    answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=existing
-                )
+                return await self._already(existing, user, lang)
             now = self.deps.clock()
             table = lobby.new_table(
                 self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now
@@ -90,13 +90,29 @@ class Service(TableWork, ChatCommands):
             try:
                 await self._create(table, chat, [user.key])
             except ChatBusy as busy:
-                shown = await self.show_table(busy.existing_table_id, user)
-                return Outcome(answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False)
+                return await self._already(busy.existing_table_id, user, lang)
         except StoreUnavailable:
             return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
         # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
         # game's options and its start button).
         return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
+
+    def _remember_invited(self, key: tuple[str, str]) -> None:
+        if len(self._invited) >= _REPOSTED_CAP:
+            self._invited.clear()  # bounded: at worst someone is invited once more
+        self._invited.add(key)
+
+    async def _already(self, table_id: str, user: UserRef, lang: str) -> Outcome:
+        """``/newgame`` where a table is open: say so, and post the table again (at most once per
+        :attr:`ServiceDeps.repost_interval`, so that a flood of ``/newgame`` floods nothing)."""
+        now = self.deps.clock()
+        if now - self._reposted.get(table_id, -1e18) < self.deps.repost_interval:
+            return Outcome(answer=say(lang, ALREADY_TABLE), ok=False, table=table_id)
+        if len(self._reposted) >= _REPOSTED_CAP:
+            self._reposted.clear()
+        self._reposted[table_id] = now
+        shown = await self.show_table(table_id, user)
+        return Outcome(answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=table_id)
 
     async def new_machine_table(
         self,
@@ -194,7 +210,7 @@ class Service(TableWork, ChatCommands):
         seat = table.seat_of(user_key)
         if seat is None:
             return None
-        self._invited.add((user_key, table_id))
+        self._remember_invited((user_key, table_id))
         invite: Invite = JoinSeat(table_id, seat) if table.status is TableStatus.LOBBY else SendHand(table_id)
         return Invitation(table.chat, table_id, table.seats[seat].name, table.lang, invite)
 
@@ -202,7 +218,7 @@ class Service(TableWork, ChatCommands):
         """The language of a "read the full rules" invitation to post in ``chat`` (once per user and chat)."""
         if (user_key, f"rules:{chat}") in self._invited:
             return None
-        self._invited.add((user_key, f"rules:{chat}"))
+        self._remember_invited((user_key, f"rules:{chat}"))
         return await self.chat_language(chat)
 
     async def accept_invite(self, user: UserRef, invite: Invite) -> Outcome:

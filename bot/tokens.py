@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.i18n.languages import LANGUAGES
 from engine.actions import Action, ActionKind
 from engine.cards import Card, card_name, parse_card
 from engine.errors import CardError
@@ -201,7 +202,10 @@ def command_of(code: str) -> Command:
         except ValueError:
             raise TokenError("not a seña") from None
     if code.startswith("lang_"):
-        return SetLanguage(code.removeprefix("lang_"))
+        lang = code.removeprefix("lang_")
+        if lang not in LANGUAGES:  # no picker of ours offers it: forged
+            raise TokenError("not a language")
+        return SetLanguage(lang)
     raise TokenError("not a code")
 
 

@@ -166,6 +166,10 @@ class DiscordHandlers:
         """Run a slash command's work and answer it; never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
         async with self._answering(interaction, user, "slash command"):
+            refused = await self.service.admit(chat, user)
+            if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
+                await self._say(interaction, refused.answer or DONE)
+                return
             outcome = await self._in_time(interaction, work(chat, user), command=True)
             await self._answer_command(interaction, chat, user, outcome)
 

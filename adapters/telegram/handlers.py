@@ -81,21 +81,34 @@ class TelegramHandlers:
         """Hand an outcome's views to the sender."""
         self.sender.deliver(outcome.messages)
 
+    def say(self, chat: str, text: str) -> None:
+        """A message in ``chat``, through its lane like every other: a handler never waits on a send (a
+        rate-limited group must not hold up the handlers every other chat needs)."""
+        self.sender.deliver([OutMessage(slot="answer", text=text, chat=chat, fresh=True)])
+
     async def _reply(self, update: Update, outcome: Outcome) -> None:
         """Deliver an outcome to a command: its views, and its answer as a message in that chat."""
         self.render(outcome)
         if outcome.answer and update.effective_chat is not None:
-            try:
-                await update.effective_chat.send_message(outcome.answer[:4096])
-            except TelegramError as exc:
-                log.info("could not answer a command: %s", exc)
+            self.say(chat_ref(update.effective_chat).key, outcome.answer)
+
+    async def _admitted(self, update: Update) -> bool:
+        """Whether the command may run (else "slow down" is answered once, then nothing)."""
+        if update.effective_user is None or update.effective_chat is None:
+            return False
+        refused = await self.service.admit(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        if refused is not None:
+            await self._reply(update, refused)
+            return False
+        return True
 
     # --- commands ------------------------------------------------------------------------------------
 
     async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/start [payload]``: mark the user reachable; a deep link seats them, sends cards or the rules."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         user = user_ref(update.effective_user)
         if update.effective_chat.type == "private":
             with contextlib.suppress(StoreUnavailable):
@@ -105,12 +118,13 @@ class TelegramHandlers:
             await self._reply(update, await self.service.accept_invite(user, invite))
             return
         lang = normalize_language(user.lang)
-        await update.effective_chat.send_message(translator(lang).gettext(WELCOME))
+        self.say(chat_ref(update.effective_chat).key, translator(lang).gettext(WELCOME))
 
     async def newgame(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/newgame``: a lobby in a group, a solo game in a private chat."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         chat = chat_ref(update.effective_chat)
         user = user_ref(update.effective_user)
         if chat.private:
@@ -127,15 +141,17 @@ class TelegramHandlers:
 
     async def cancel(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/cancel``: close this chat's table."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         outcome = await self.service.cancel(chat_ref(update.effective_chat), user_ref(update.effective_user))
         await self._reply(update, outcome)
 
     async def leaderboard(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/leaderboard [global]``."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         scope = leaderboard_scope(context.args or [])
         outcome = await self.service.leaderboard(
             chat_ref(update.effective_chat), user_ref(update.effective_user), scope
@@ -144,15 +160,17 @@ class TelegramHandlers:
 
     async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/stats``: the user's own figures."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         outcome = await self.service.stats(chat_ref(update.effective_chat), user_ref(update.effective_user))
         await self._reply(update, outcome)
 
     async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/rules [full]``."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         full = wants_full_rules(context.args or [])
         chat, user = chat_ref(update.effective_chat), user_ref(update.effective_user)
         if full and not chat.private:
@@ -162,15 +180,15 @@ class TelegramHandlers:
             if not reachable:
                 # The bot cannot write first: a link that sends the rules once the user opens the bot.
                 text = rules_link_text(normalize_language(user.lang), self.deep_link(RULES_PAYLOAD))
-                with contextlib.suppress(TelegramError):
-                    await update.effective_chat.send_message(text)
+                self.say(chat.key, text)
                 return
         await self._reply(update, await self.service.rules(chat, user, full))
 
     async def language(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/language xx``: the chat's language."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         code = context.args[0] if context.args else None
         outcome = await self.service.set_language(
             chat_ref(update.effective_chat), user_ref(update.effective_user), code
@@ -179,8 +197,9 @@ class TelegramHandlers:
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/help``."""
-        if update.effective_user is None or update.effective_chat is None:
+        if not await self._admitted(update):
             return
+        assert update.effective_user is not None and update.effective_chat is not None
         outcome = await self.service.help(chat_ref(update.effective_chat), user_ref(update.effective_user))
         await self._reply(update, outcome)
 

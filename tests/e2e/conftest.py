@@ -35,6 +35,7 @@ from bot.store.embedded import EmbeddedRedis
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
 from bot.store.surfaces import MemorySurfaces, SurfaceStore
+from bot.throttle import Throttle
 from engine.cards import SUIT_SYMBOLS, Card, card_name
 from engine.hand import Phase
 from engine.match import Match
@@ -98,6 +99,8 @@ def memory_service(
             clock=clock,
             rng_factory=seeded(seed),
             id_factory=table_ids(),
+            # Tests type commands faster than people: only the throttle's own tests use its defaults.
+            throttle=Throttle(burst=10_000),
         )
     )
 

@@ -260,3 +260,22 @@ async def test_an_older_view_shown_by_the_adapter_is_replaced_by_the_newest(
     await delivery.flush()
     assert platform.messages[(GROUP, message_id)][0] == "three"  # the newest state, sent again
     await delivery.close()
+
+
+async def test_a_lane_drops_repeated_notices_and_holds_a_bounded_number(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    from bot.delivery import MAX_PENDING_NOTICES
+
+    delivery = Delivery(platform, surfaces, min_interval=10.0)  # the first call goes, the rest wait
+    same = OutMessage(slot="answer", text="There is already a table in this chat.", chat=GROUP, fresh=True)
+    delivery.deliver([same] * 50)
+    delivery.deliver([OutMessage(slot="answer", text=f"n{i}", chat=GROUP, fresh=True) for i in range(50)])
+    await asyncio.sleep(0.05)
+    lane = delivery._lanes[GROUP]
+    assert len(lane.pending) == MAX_PENDING_NOTICES - 1  # (the first one is being sent)
+    assert delivery.stats["duplicates"] == 49 and delivery.stats["dropped"] == 50 - (MAX_PENDING_NOTICES - 1)
+    # The table's state is never dropped: it coalesces into one pending view whatever the backlog.
+    delivery.deliver([table_view("t1", fresh=True), table_view("t2")])
+    assert sum(p.message.slot == "table" for p in lane.pending) == 1
+    await delivery.close()

@@ -1162,3 +1162,24 @@ async def test_a_press_whose_write_succeeded_is_not_reported_as_failed() -> None
     assert after.version == state.version + 1  # the action was applied...
     assert o.ok and o.answer != UNAVAILABLE, o.answer  # ...so say so
     assert any(m.slot == "table" for m in o.messages)  # and redraw the table
+
+
+async def test_a_flood_of_commands_is_told_to_slow_down_once() -> None:
+    h = Harness()
+    chat, ane = ChatRef("t:-9", title="G"), UserRef("t:1", "Ane", "en")
+    answers = [await h.service.admit(chat, ane) for _ in range(8)]
+    assert answers[:5] == [None] * 5
+    assert answers[5] is not None and answers[5].answer is not None and "Slow down" in answers[5].answer
+    assert all(a is not None and a.answer is None and not a.messages for a in answers[6:])
+    assert await h.service.admit(chat, UserRef("t:2", "Brais", "en")) is None  # others are not held up
+
+
+async def test_newgame_during_a_game_posts_the_table_again_at_most_once_per_interval() -> None:
+    h = Harness()
+    chat, ane = ChatRef("t:-9", title="G"), UserRef("t:1", "Ane", "en")
+    await h.service.new_table(chat, ane)
+    reposts = [await h.service.new_table(chat, ane) for _ in range(5)]
+    assert [bool(r.messages) for r in reposts] == [True, False, False, False, False]
+    assert all(r.answer and not r.ok for r in reposts)
+    h.clock[0] += h.deps.repost_interval
+    assert (await h.service.new_table(chat, ane)).messages
