@@ -65,6 +65,8 @@ async def serve(
             client = await start_discord(app, settings, discord_settings, deadlines=False)
             deadlines.deliveries.append(client.sender)
             stoppers.append(client.stop)
+        # What a previous process still had queued when it died is lost: show the recent tables as they are.
+        await deadlines.on_outcome(await app.service.redraw_recent())
         deadlines.start()
         await stop.wait()
     finally:

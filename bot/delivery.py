@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: Slots whose newer state replaces a pending older one.
 COALESCING_SLOTS = frozenset({"lobby", "table", "hand"})
+#: Idle lanes are forgotten when this many chats have one (then when twice as many as remain).
+LANES_BEFORE_SWEEP = 1000
 #: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
 MAX_PENDING_NOTICES = 20
 _SHOWN_CAP = 50_000
@@ -137,6 +139,7 @@ class Delivery:
         self.clock = clock
         self.max_attempts = max_attempts
         self._lanes: dict[str, _Lane] = {}
+        self._evict_at = LANES_BEFORE_SWEEP
         # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
         self._shown: dict[tuple[str, str, str], tuple[str, object]] = {}
         # The newest view queued for each kept slot: what the slot must end up showing.
@@ -245,8 +248,25 @@ class Delivery:
     def _lane(self, chat_id: str) -> _Lane:
         lane = self._lanes.get(chat_id)
         if lane is None:
+            if len(self._lanes) >= self._evict_at:
+                self._evict_idle()
             lane = self._lanes[chat_id] = _Lane(chat_id)
         return lane
+
+    def _evict_idle(self) -> None:
+        """Forget the lanes with nothing to send whose pacing interval is over (a lane costs memory for
+        every chat ever written to otherwise); forgetting them loses nothing."""
+        now = self.clock()
+        for chat_id, lane in list(self._lanes.items()):
+            busy = lane.pending or (lane.worker is not None and not lane.worker.done())
+            if not busy and now - lane.last_call >= self.min_interval:
+                del self._lanes[chat_id]
+        # Sweep again once as many lanes again are open (amortised: no sweep per call).
+        self._evict_at = max(LANES_BEFORE_SWEEP, 2 * len(self._lanes))
+
+    def lane_count(self) -> int:
+        """How many chats have a lane now (memory use; tests)."""
+        return len(self._lanes)
 
     def _wake(self, lane: _Lane) -> None:
         if lane.pending and (lane.worker is None or lane.worker.done()):

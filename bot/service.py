@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from bot import lobby, steps, timers
 from bot.chat_commands import ChatCommands
@@ -154,14 +155,20 @@ class Service(TableWork, ChatCommands):
                 table.id = self.deps.id_factory()
         raise StoreUnavailable("could not find a free table id")
 
-    async def show_table(self, table_id: str, user: UserRef | None = None) -> Outcome:
-        """Render a table as it stands (fresh messages), changing nothing."""
+    async def show_table(
+        self, table_id: str, user: UserRef | None = None, *, fresh: bool = True, every_hand: bool = False
+    ) -> Outcome:
+        """Render a table as it stands, changing nothing: as new messages (``fresh``), or as the state the
+        messages already there must show (a redraw: it costs no call where they show it already). Private
+        hands: the asker's own, or (``every_hand``) every seated person's."""
 
         def step(ctx: TableContext) -> Answer:
-            ctx.table_fresh = True
+            ctx.table_fresh = fresh
+            if ctx.table.status is not TableStatus.PLAYING:
+                return None
             seat = None if user is None else ctx.table.seat_of(user.key)
-            if seat is not None and ctx.table.status is TableStatus.PLAYING:
-                private = ctx.renderer().private_hand(seat)  # the asker's own hand, not everyone's
+            for s in range(4) if every_hand else () if seat is None else (seat,):
+                private = ctx.renderer().private_hand(s)  # (machines have none)
                 if private is not None:
                     ctx.messages.append(private)
             return None
@@ -182,7 +189,29 @@ class Service(TableWork, ChatCommands):
             if chat is None or not isinstance(token.command, SetLanguage):
                 return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
             return await self.set_language(chat, user, token.command.lang)
-        return await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
+        outcome = await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
+        if outcome.ok or outcome.failed or outcome.table is None:
+            return outcome
+        # A refused press may come from a screen that missed an edit (lost in a crash): redraw what the
+        # table and the presser's hand show now. Where they show it already, delivery makes no call.
+        current = await self.show_table(outcome.table, user, fresh=False)
+        return replace(outcome, messages=outcome.messages + current.messages)
+
+    async def redraw_recent(self, within: float = 300.0) -> Outcome:
+        """The current views of every live table written in the last ``within`` seconds (start-up: a view
+        still queued when the previous process died was lost with it)."""
+        since = self.deps.clock() - within
+        messages: list[OutMessage] = []
+        try:
+            table_ids = await self.deps.tables.live_tables()
+        except StoreUnavailable:
+            return Outcome(ok=False, failed=True)
+        for table_id in table_ids:
+            table = await self.load_table(table_id)
+            if table is not None and table.updated_at >= since:
+                shown = await self.show_table(table_id, fresh=False, every_hand=True)
+                messages.extend(shown.messages)
+        return Outcome(messages=tuple(messages))
 
     async def show_hand(self, user: UserRef, table_id: str) -> Outcome:
         """Send the user their private hand again (a deep link from the table's "My cards")."""

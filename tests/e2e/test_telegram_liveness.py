@@ -7,13 +7,25 @@ during a game posts the table again at most once per interval.
 
 from __future__ import annotations
 
+import time
+
 from telegram import Update
 
 from adapters.telegram.app import build_application
+from bot.service import Service
 from bot.store.surfaces import MemorySurfaces
 from bot.throttle import Throttle
 
-from .conftest import FAST, RunningBot, Table, memory_service, telegram_settings_for
+from .conftest import (
+    FAST,
+    RunningBot,
+    Table,
+    assert_clean,
+    code_of,
+    memory_service,
+    start_bot,
+    telegram_settings_for,
+)
 from .fake_telegram import FakeTelegram
 
 
@@ -61,12 +73,69 @@ async def test_a_flood_in_one_group_leaves_another_group_answered_at_once(
     await tg.wait_for(
         lambda: any((c.params.get("offset") or 0) > last for c in tg.calls("getUpdates")), timeout=10.0
     )
-    # ...while the noisy group's lane is still waiting out Telegram's group limit.
-    assert bot.sender.flush is not None and len(flood) == 80
+    # ...while the noisy group's lane is still waiting out Telegram's group limit (20 a minute).
+    assert len(flood) == 80
     record = await table.press(iker, lobby, f"{table.table_id}.L.seat1", flush=False)
     answered_in = record.answered_at - record.created  # type: ignore[operator]
-    assert answered_in < 0.1, f"a press in the quiet group took {answered_in:.3f} s"
+    noisy_lane = bot.sender._lanes[f"tg:{noisy.id}"]
+    # Answered while the noisy group still waits for its messages (the old handlers, sending inline, left it
+    # unanswered for good). How fast is bench/soak.py's figure; here only "not held up" is asserted.
+    assert noisy_lane.pending, "the noisy group's backlog is gone: the check below proves nothing"
+    assert answered_in < 1.0, f"a press in the quiet group took {answered_in:.3f} s"
     # The noisy group gets its lobby and a few answers; the table is never posted again within the interval.
     await tg.wait_for(lambda: len(tg.group_texts(noisy)) >= 2, timeout=10.0)
     lobbies = [t for t in tg.group_texts(noisy) if t.startswith("🂠 Mus")]
     assert len(lobbies) == 1, lobbies
+
+
+async def crash_after_a_move(bot: RunningBot, table: Table) -> tuple[str, str]:
+    """The player on turn moves; the move is saved, but the process dies before its lane edits the table
+    (kill -9: what was queued is gone). Returns the stale text on screen and the button pressed."""
+    state, match = await table.state()
+    assert match is not None and match.hand is not None
+    on_screen = table.table_message(state.hand_no)
+    stale = on_screen.text
+    turn = f"{table.table_id}.{state.hand_no}-{len(match.hand.log)}"
+    pressed = next(d for _, d in on_screen.buttons if d and d.startswith(turn) and code_of(d) == "mus")
+    bot.runtime.sender.min_interval = 60.0
+    bot.runtime.sender._lanes[f"tg:{table.chat.id}"].last_call = time.monotonic()  # it just called: wait
+    await table.press(table.players[match.hand.turn], on_screen, pressed, flush=False)
+    await bot.runtime.sender.close()
+    await bot.stop()
+    assert on_screen.text == stale  # the next player does not see their turn
+    return stale, pressed
+
+
+async def test_an_edit_lost_in_a_crash_is_redrawn_on_a_stale_press_and_at_start_up(
+    tg: FakeTelegram, bots: list[RunningBot]
+) -> None:
+    from .test_telegram_game import open_table
+
+    service = memory_service(FAST)
+    surfaces = MemorySurfaces()
+    table = await open_table(tg, await start_bot(tg, service, surfaces), humans=(0, 1, 2, 3))
+    state, _ = await table.state()
+    on_screen = table.table_message(state.hand_no)
+
+    # 1. A new process that did not redraw: the first press of a stale button is refused and redraws.
+    stale, pressed = await crash_after_a_move(table.bot, table)
+    second = await start_bot(tg, Service(service.deps), surfaces)
+    bots.append(second)
+    table.use(second)
+    record = await table.press(table.players[0], on_screen, pressed)
+    assert record.answer is not None and record.answer.get("text") in ("Already played.", "Not your turn.")
+    assert on_screen.text != stale
+
+    # 2. Another crash after a move: this time the new process redraws at start-up (as musbot run does).
+    stale, _ = await crash_after_a_move(second, table)
+    third = await start_bot(tg, Service(service.deps), surfaces)
+    bots.append(third)
+    table.use(third)
+    third.runtime.sender.deliver((await third.service.redraw_recent()).messages)
+    await third.runtime.sender.flush()
+    assert on_screen.text != stale
+    now_state, now_match = await table.state()
+    assert now_match is not None and now_match.hand is not None
+    turn_now = f"{table.table_id}.{now_state.hand_no}-{len(now_match.hand.log)}"
+    assert any(d and d.startswith(turn_now) for _, d in on_screen.buttons), on_screen.buttons
+    assert_clean(tg, allowed=lambda c: "not modified" in str(c.response))

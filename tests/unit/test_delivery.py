@@ -279,3 +279,20 @@ async def test_a_lane_drops_repeated_notices_and_holds_a_bounded_number(
     delivery.deliver([table_view("t1", fresh=True), table_view("t2")])
     assert sum(p.message.slot == "table" for p in lane.pending) == 1
     await delivery.close()
+
+
+async def test_idle_lanes_are_forgotten_so_memory_stays_bounded(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    from bot.delivery import LANES_BEFORE_SWEEP
+
+    now = [0.0]
+    delivery = Delivery(platform, surfaces, min_interval=1.0, clock=lambda: now[0])
+    for wave in range(5):
+        chats = [f"x:{wave}-{i}" for i in range(LANES_BEFORE_SWEEP)]
+        delivery.deliver([OutMessage(slot="notice", text="hi", chat=c, fresh=True) for c in chats])
+        await delivery.flush()
+        now[0] += 2.0  # their pacing interval is over
+    assert delivery.lane_count() <= 2 * LANES_BEFORE_SWEEP
+    assert len(platform.calls) == 5 * LANES_BEFORE_SWEEP  # nothing was lost on the way
+    await delivery.close()

@@ -473,7 +473,9 @@ async def test_my_cards_is_an_alert_to_the_presser_only(h: Harness) -> None:
         assert all(lab in o.answer for lab in seat_labels(state.match, 1))
         assert o.messages == ()
     o = await h.press(OUTSIDER, token)
-    assert (o.ok, o.answer, o.messages) == (False, NOT_SEATED, ())
+    assert (o.ok, o.answer) == (False, NOT_SEATED)
+    # A refused press redraws the table as it stands (in case a lost edit left it stale), nothing private.
+    assert [(m.slot, m.user, m.fresh) for m in o.messages] == [("table", None, False)]
     o = await h.service.show_hand(OUTSIDER, tid)  # the deep link of "My cards"
     assert (o.ok, o.answer, o.messages) == (False, NOT_SEATED, ())
     o = await h.service.show_hand(ANE, tid)
