@@ -27,6 +27,7 @@ from bot.store import (
     StoreUnavailable,
     connect,
 )
+from bot.store.once import RedisOnce
 from bot.store.prefs import RedisPreferences
 from bot.sweep import OUTAGE_ERRORS, SWEEP_INTERVAL, DeadlineSweep, OutageLog
 from bot.views import Outcome
@@ -157,6 +158,7 @@ def redis_service(
         prefs=RedisPreferences(redis, prefix=prefix),
         leaderboard=RedisLeaderboard(redis, prefix=prefix),
         results=RedisResultQueue(redis, prefix=prefix),
+        once=RedisOnce(redis, prefix=prefix),
         atomic_deadlines=True,
         settings=flow,
         clock=clock,

@@ -75,6 +75,15 @@ class ChatCommands:
 
     deps: ServiceDeps
 
+    async def first_delivery(self, delivery_id: str) -> bool:
+        """Whether a platform's update or interaction (``tg:update:123``) is delivered for the first time:
+        a second delivery of it is ignored. If the store cannot tell, it is acted on (a rare duplicate is
+        better than a lost move)."""
+        try:
+            return await self.deps.once.first(delivery_id)
+        except StoreUnavailable:
+            return True
+
     async def admit(self, chat: ChatRef, user: UserRef) -> Outcome | None:
         """``None`` if ``user`` may run a command in ``chat`` now; else what to answer instead: "slow down"
         the first time in a run of refusals, nothing afterwards (adapters send no message for an outcome

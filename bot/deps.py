@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from bot.flow import FlowSettings
 from bot.leaderboard import LeaderboardStore
 from bot.leaderboard.queue import ResultQueue
+from bot.store.once import MemoryOnce, OnceStore
 from bot.store.ports import DeadlineStore, TableStore
 from bot.store.prefs import PreferencesStore
 from bot.throttle import Throttle
@@ -53,5 +54,7 @@ class ServiceDeps:
     """Tables kept parsed in memory by version, so that a command does not replay its match."""
     throttle: Throttle = field(default_factory=Throttle)
     """How often one person may use commands in one chat (see :meth:`ChatCommands.admit`)."""
+    once: OnceStore = field(default_factory=MemoryOnce)
+    """Delivery ids already acted on (see :meth:`ChatCommands.first_delivery`)."""
     repost_interval: float = 30.0
     """``/newgame`` during a game posts the table again at most once per this many seconds."""

@@ -101,6 +101,14 @@ class DiscordHandlers:
                 log.exception("%s failed", what)
                 await self._internal_error(interaction, user)
 
+    async def _first(self, interaction: discord.Interaction[Any]) -> bool:
+        """Whether this interaction is delivered for the first time (a replay after a gateway resume, or to
+        two workers, is left to the delivery that came first: it answers)."""
+        if await self.service.first_delivery(f"dc:interaction:{interaction.id}"):
+            return True
+        log.info("interaction %s delivered again: ignored", interaction.id)
+        return False
+
     async def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait until no interaction is being handled (tests, and a graceful stop)."""
         await asyncio.wait_for(self._idle.wait(), timeout)
@@ -165,6 +173,8 @@ class DiscordHandlers:
     async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
         """Run a slash command's work and answer it; never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
+        if not await self._first(interaction):
+            return
         async with self._answering(interaction, user, "slash command"):
             refused = await self.service.admit(chat, user)
             if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
@@ -210,6 +220,8 @@ class DiscordHandlers:
     async def press(self, interaction: discord.Interaction[Any], data: str) -> None:
         """A press on one of our components (or a forged one): call the service, always answer."""
         user, chat = user_ref(interaction), chat_ref(interaction)
+        if not await self._first(interaction):
+            return
         async with self._answering(interaction, user, "button press"):
             pressed = self.service.press(user, data, chat)
             outcome = await self._in_time(interaction, pressed, command=False)

@@ -20,6 +20,7 @@ from telegram.ext import (
     ApplicationBuilder,
     CallbackQueryHandler,
     CommandHandler,
+    TypeHandler,
 )
 
 from adapters.telegram.handlers import TelegramHandlers
@@ -84,6 +85,7 @@ def build_application(
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable
     runtime = TelegramRuntime(service, sender, handlers)
+    application.add_handler(TypeHandler(Update, handlers.once), group=-1)  # before every other handler
     for name, callback in (
         ("start", handlers.start),
         ("newgame", handlers.newgame),

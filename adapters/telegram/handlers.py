@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from telegram import Update
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import ApplicationHandlerStop, ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 from adapters.telegram.ids import chat_ref, user_ref
@@ -101,6 +101,12 @@ class TelegramHandlers:
             await self._reply(update, refused)
             return False
         return True
+
+    async def once(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Before every handler: an update delivered again (a webhook retried by Telegram) acts once."""
+        if not await self.service.first_delivery(f"tg:{context.bot.id}:update:{update.update_id}"):
+            log.info("update %s delivered again: ignored", update.update_id)
+            raise ApplicationHandlerStop
 
     # --- commands ------------------------------------------------------------------------------------
 

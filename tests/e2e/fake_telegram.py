@@ -1511,6 +1511,12 @@ class FakeTelegram:
         )
         return query_id
 
+    def redeliver(self, update: JSON) -> None:
+        """Telegram delivers ``update`` again, same ``update_id`` (a webhook update that got no 2xx is
+        retried); queued before the bot fetches, both copies come in one ``getUpdates`` batch."""
+        self._queue.append(dict(update))
+        self._notify()
+
     def delete_message_as_user(self, chat: FakeChat | int, message_id: int) -> None:
         """Someone (an admin) deletes a message: edits of it answer ``message to edit not found``."""
         message = self._messages.get(self._chat_of(chat).id, {}).get(message_id)

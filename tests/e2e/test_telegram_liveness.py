@@ -139,3 +139,26 @@ async def test_an_edit_lost_in_a_crash_is_redrawn_on_a_stale_press_and_at_start_
     turn_now = f"{table.table_id}.{now_state.hand_no}-{len(now_match.hand.log)}"
     assert any(d and d.startswith(turn_now) for _, d in on_screen.buttons), on_screen.buttons
     assert_clean(tg, allowed=lambda c: "not modified" in str(c.response))
+
+
+async def test_an_update_delivered_twice_acts_once(tg: FakeTelegram, bot: RunningBot) -> None:
+    from .test_telegram_game import open_table
+
+    table = await open_table(tg, bot, humans=(0, 1), options=(), start=False)
+    lobby = table.lobby_message()
+    # The creator turns señas on; Telegram delivers that press twice (a retried webhook update).
+    query = tg.user_presses(table.players[0], lobby, f"{table.table_id}.L.o_senas")
+    tg.redeliver(tg.updates[-1])
+    await tg.wait_for(lambda: tg.callbacks[query].answered, timeout=5.0)
+    await table.settle()
+    state, _ = await table.state()
+    assert state.options.senas is True  # toggled once, not on and off again
+    # A /newgame delivered twice opens one table and says nothing twice.
+    other = tg.add_group("Other")
+    before = len(tg.calls("sendMessage"))
+    tg.user_sends(table.players[1], other, "/newgame")
+    tg.redeliver(tg.updates[-1])
+    await table.settle()
+    sent = [c for c in tg.calls("sendMessage")[before:] if c.params.get("chat_id") == other.id]
+    assert len(sent) == 1, sent
+    assert_clean(tg)

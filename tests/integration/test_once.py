@@ -1,0 +1,29 @@
+"""Deliveries acted on once: the same contract for Redis (shared by workers) and memory."""
+
+from __future__ import annotations
+
+import asyncio
+
+from redis.asyncio import Redis
+
+from bot.store.once import MemoryOnce, RedisOnce
+
+
+async def test_redis_once_lets_one_of_many_workers_act(redis_client: Redis, key_prefix: str) -> None:
+    workers = [RedisOnce(redis_client, key_prefix) for _ in range(5)]
+    firsts = await asyncio.gather(*(w.first("tg:1:update:42") for w in workers))
+    assert sorted(firsts) == [False] * 4 + [True]
+    assert await workers[0].first("tg:1:update:43")
+    ttl = await redis_client.ttl(f"{key_prefix}once:tg:1:update:42")
+    assert 0 < ttl <= 600
+
+
+async def test_memory_once_forgets_after_its_ttl_and_stays_bounded() -> None:
+    now = [0.0]
+    once = MemoryOnce(capacity=10, clock=lambda: now[0])
+    assert await once.first("a", ttl=5) and not await once.first("a", ttl=5)
+    now[0] = 6.0
+    assert await once.first("a", ttl=5)
+    for i in range(100):
+        await once.first(f"k{i}")
+    assert len(once._seen) == 10
