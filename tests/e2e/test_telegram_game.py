@@ -780,6 +780,16 @@ async def test_pacing_one_call_per_interval_per_chat(tg: FakeTelegram, bots: lis
     await bot.sender.flush()
     start_seq = len(tg.calls())
     on_screen = table.table_message(1)
+    # The first edit of the burst is held until every press is in, whatever the machine's speed: the states
+    # in between must then coalesce (on a loaded machine, presses slower than the interval did not).
+    gate = asyncio.Event()
+    edit = bot.sender.transport.edit
+
+    async def held_edit(chat, message_id, message):  # type: ignore[no-untyped-def]
+        await gate.wait()
+        return await edit(chat, message_id, message)
+
+    bot.sender.transport.edit = held_edit  # type: ignore[method-assign]
     presses = 0
     for _ in range(12):
         _, match = await table.state()
@@ -793,6 +803,7 @@ async def test_pacing_one_call_per_interval_per_chat(tg: FakeTelegram, bots: lis
             user, on_screen, f"{table.table_id}.1-{step}.{code}", check_button=False, flush=False
         )
         presses += 1
+    gate.set()
     await bot.sender.flush()
     burst = [
         c for c in tg.calls()[start_seq:] if c.chat_id == table.chat.id and c.method == "editMessageText"
@@ -804,17 +815,12 @@ async def test_pacing_one_call_per_interval_per_chat(tg: FakeTelegram, bots: lis
             await table.discard(seat, [0])
     await table.play(until=lambda s, m: hand_of(m).phase is Phase.GRANDE or s.hand_no > 1, timeout=8.0)
     await bot.sender.flush()
-    per_chat: dict[object, list[float]] = {}
-    for call in tg.calls()[start_seq:]:
-        if call.method in ("sendMessage", "editMessageText") and call.ok:
-            per_chat.setdefault(call.chat_id, []).append(call.time)
-    assert table.chat.id in per_chat and f"tg:{table.chat.id}" in issued
-    for chat_id, times in issued.items():  # the pacing itself: never two calls closer than the interval
+    assert f"tg:{table.chat.id}" in issued
+    # The pacing itself, as the bot issues its calls (arrival times at the server also carry each request's
+    # own latency, which on a loaded machine brings paced calls closer: bench/telegram.py measures those).
+    for chat_id, times in issued.items():
         gaps = [b - a for a, b in itertools.pairwise(times)]
         assert not gaps or min(gaps) >= interval * 0.95, (chat_id, gaps)
-    for chat_id, times in per_chat.items():  # at the server: never a burst, whatever the latency
-        gaps = [b - a for a, b in itertools.pairwise(times)]
-        assert not gaps or min(gaps) >= interval * 0.4, (chat_id, gaps)
     assert_clean(tg)
 
 
