@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 _ = N_
 
 ALREADY_TABLE = _("There is already a table in this chat.")
+# Translators: {language} is the native name of the language the game is played in, e.g. "Euskara".
+GAME_KEEPS_LANGUAGE = _("The game in progress stays in {language}.")
 _REPOSTED_CAP = 10_000
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
@@ -310,6 +312,11 @@ class Service(TableWork, ChatCommands):
         answer = say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
         if table_id is None:
             return Outcome(answer=answer)
+        table = await self.load_table(table_id)
+        if table is not None and table.status is TableStatus.PLAYING and table.seat_of(user.key) is None:
+            # Only the players change the game in progress; the chat's next tables get the new language.
+            kept = say(requested, (GAME_KEEPS_LANGUAGE, {"language": LANGUAGE_NAMES[table.lang]}))
+            return Outcome(answer=f"{answer} {kept}", table=table_id)
 
         def step(ctx: TableContext) -> Answer:
             ctx.table.lang = requested

@@ -1185,3 +1185,15 @@ async def test_newgame_during_a_game_posts_the_table_again_at_most_once_per_inte
     assert all(r.answer and not r.ok for r in reposts)
     h.clock[0] += h.deps.repost_interval
     assert (await h.service.new_table(chat, ane)).messages
+
+
+async def test_only_the_players_change_the_language_of_a_game_in_progress(h: Harness) -> None:
+    tid = await started_pair(h)
+    before = await snapshot(h, tid)
+    o = await h.service.set_language(GROUP, OUTSIDER, "fr")
+    keeps = translator("fr").format("The game in progress stays in {language}.", language="English")
+    assert o.answer is not None and o.answer.endswith(keeps) and "Français" in o.answer
+    assert o.messages == () and await snapshot(h, tid) == before  # the table untouched, no hand redrawn
+    assert await h.prefs.get_language(GROUP.key) == "fr"  # the chat's next tables
+    o = await h.service.set_language(GROUP, ANE, "eu")  # a player may
+    assert (await h.load(tid)).table.lang == "eu"
