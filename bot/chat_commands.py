@@ -16,6 +16,7 @@ from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections, rules_summary
 from bot.leaderboard import GLOBAL_SCOPE
 from bot.model import ChatRef, UserRef
+from bot.names import clean_name, isolate
 from bot.store.ports import StoreUnavailable
 from bot.throttle import Verdict
 from bot.views import Outcome, OutMessage
@@ -114,7 +115,7 @@ class ChatCommands:
                 t.format(
                     LEADERBOARD_LINE,
                     rank=e.rank,
-                    name=e.name,
+                    name=isolate(clean_name(e.name)),
                     rating=e.rating,
                     won=e.games_won,
                     games=e.games,
@@ -135,12 +136,12 @@ class ChatCommands:
                 e = None if board is None else await board.entry(key, user.key)
                 lines.append(t.gettext(title))
                 if e is None:
-                    lines.append(t.format(STATS_NONE, name=user.name))
+                    lines.append(t.format(STATS_NONE, name=isolate(user.name)))
                 else:
                     lines.append(
                         t.format(
                             STATS_LINE,
-                            name=e.name,
+                            name=isolate(clean_name(e.name)),
                             rating=e.rating,
                             rank=e.rank,
                             won=e.games_won,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from bot.i18n import translator
 from bot.i18n.markers import N_
+from bot.names import isolate
 
 _ = N_
 
@@ -80,7 +81,7 @@ class Invitation:
 
     def text(self, link: str) -> str:
         """The group notice, with the adapter's link."""
-        return translator(self.lang).format(INVITE, name=self.name, link=link)
+        return translator(self.lang).format(INVITE, name=isolate(self.name), link=link)
 
 
 def rules_link_text(lang: str, link: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
 from bot.model import TableState
+from bot.names import MACHINE_MARK, clean_name, isolate
 from engine.actions import Action, ActionKind
 from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
 from engine.evaluation import Lance, ParesKind, evaluate
@@ -88,8 +89,8 @@ def seat_name(table: TableState, seat: int) -> str:
     """The display name of a seat (machines get a 🤖 and a Basque name)."""
     s = table.seats[seat]
     if s.machine:
-        return f"🤖 {MACHINE_NAMES[seat]}"
-    return s.name or "?"
+        return f"{MACHINE_MARK} {MACHINE_NAMES[seat]}"
+    return isolate(clean_name(s.name))  # (cleaned again: a table stored before names were cleaned)
 
 
 def action_label(t: Translator, action: Action | ActionKind, amount: int = 0, total: int = 0) -> str:

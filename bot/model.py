@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.names import clean_name
 from engine.state import MatchState
 
 SCHEMA_VERSION = 1
@@ -35,6 +36,10 @@ class UserRef:
     key: str
     name: str
     lang: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every name entering the core is cleaned here, once (see bot.names): no bidi tricks, no 🤖.
+        object.__setattr__(self, "name", clean_name(self.name))
 
 
 @dataclass(frozen=True, slots=True)
