@@ -202,8 +202,8 @@ class ChatCommands:
         place declares, else the default."""
         try:
             chosen = await self.deps.prefs.get_language(chat.prefs_key)
-        except StoreUnavailable:
-            chosen = None
+        except StoreUnavailable:  # the chat's choice is unknown for now: the asker's own language
+            return lang_for(user) if user is not None else DEFAULT_LANGUAGE
         if chosen:
             return normalize_language(chosen)
         if chat.private and user is not None and user.lang:

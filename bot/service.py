@@ -74,7 +74,7 @@ class Service(TableWork, ChatCommands):
 
     async def new_table(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/newgame``: a lobby with the creator seated (in a private chat: the solo game's options)."""
-        lang = DEFAULT_LANGUAGE
+        lang = lang_for(user)  # if the store cannot say the chat's language, the asker's own
         try:
             chosen = await self.deps.prefs.get_language(chat.prefs_key)
             lang = normalize_language(chosen or (user.lang if chat.private else chat.lang))

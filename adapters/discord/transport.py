@@ -30,6 +30,8 @@ _T = TypeVar("_T")
 
 #: Seconds before writing again to someone whose direct messages were closed.
 CLOSED_DM_RETRY = 600.0
+#: DM channels and closed DMs remembered at most (then forgotten all at once: they are only a cache).
+MAX_REMEMBERED = 50_000
 CANNOT_MESSAGE_USER = 50007
 UNKNOWN_MESSAGE = 10008
 UNKNOWN_CHANNEL = 10003
@@ -97,6 +99,8 @@ class DiscordTransport:
                 known = self._dm_channels.get(ident)
                 if known is None:
                     dm = await _call(lambda: self.client.create_dm(discord.Object(id=ident)))
+                    if len(self._dm_channels) >= MAX_REMEMBERED:
+                        self._dm_channels.clear()  # bounded: at worst a DM channel is asked for again
                     known = self._dm_channels[ident] = dm.id
         return known
 
@@ -112,6 +116,8 @@ class DiscordTransport:
             cause = exc.__cause__
             closed = isinstance(cause, discord.HTTPException) and cause.code == CANNOT_MESSAGE_USER
             if parsed is not None and parsed[0] == "u" and closed:
+                if len(self._closed) >= MAX_REMEMBERED:
+                    self._closed.clear()
                 self._closed[parsed[1]] = self.clock()
             raise
 

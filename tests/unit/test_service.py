@@ -37,6 +37,7 @@ from service_helpers import (
     users_by_key,
 )
 
+from bot.chat_commands import LEADERBOARD_TITLE
 from bot.flow import FlowSettings
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.i18n.rules import rules_sections, rules_summary
@@ -1197,3 +1198,30 @@ async def test_only_the_players_change_the_language_of_a_game_in_progress(h: Har
     assert await h.prefs.get_language(GROUP.key) == "fr"  # the chat's next tables
     o = await h.service.set_language(GROUP, ANE, "eu")  # a player may
     assert (await h.load(tid)).table.lang == "eu"
+
+
+class DownPrefs:
+    """A preferences store whose Redis is down."""
+
+    async def get_language(self, key: str) -> str | None:
+        raise StoreUnavailable("down")
+
+    async def set_language(self, key: str, lang: str) -> None:
+        raise StoreUnavailable("down")
+
+
+async def test_answers_during_an_outage_keep_the_askers_language() -> None:
+    tables = FlakyTables()
+    h = Harness(tables=tables, prefs=DownPrefs())  # type: ignore[arg-type]
+    tables.fail_load = True
+    basque = UserRef("t:77", "Miren", "eu")
+    down = translator("eu").gettext("The game store is unavailable right now; try again in a moment.")
+    for outcome in (
+        await h.service.new_table(ChatRef("t:-5", title="G"), basque),
+        await h.service.cancel(ChatRef("t:-5", title="G"), basque),
+    ):
+        assert (outcome.ok, outcome.answer) == (False, down)
+    # The chat's language cannot be read: what still works speaks the asker's language, not the default.
+    board = await h.service.leaderboard(ChatRef("t:-5", title="G"), basque)
+    (view,) = board.messages
+    assert view.text.startswith(translator("eu").gettext(LEADERBOARD_TITLE))
