@@ -145,14 +145,16 @@ async def start_bot(
     min_interval: float = 0.0,
     app: App | None = None,
     settings: TelegramSettings | None = None,
+    rate_limiter: bool = False,
 ) -> RunningBot:
-    """Build the production Application against the fake server and start polling and the deadline loop."""
+    """Build the production Application against the fake server and start polling and the deadline loop
+    (without python-telegram-bot's rate limiter unless asked: it paces groups at 20 calls a minute)."""
     surfaces = surfaces if surfaces is not None else MemorySurfaces()
     application, runtime = build_application(
         service,
         settings or telegram_settings_for(tg),
         surfaces,
-        rate_limiter=False,
+        rate_limiter=rate_limiter,
         min_interval=min_interval,
         bot_username=tg.bot_user.username,
     )

@@ -118,6 +118,17 @@ class DiscordTable:
     def _record(self, table: TableState) -> Match | None:
         return record_cards(self.seen, table)
 
+    @classmethod
+    async def open(
+        cls, dc: FakeDiscord, bot: DiscordRuntime, channel: FakeChannel, users: list[FakeUser]
+    ) -> DiscordTable:
+        """``/mus newgame`` by ``users[0]`` in ``channel``: the lobby is the reply; seats by index."""
+        table = cls(dc, bot, bot.client.handlers.service, channel, players=dict(enumerate(users)))
+        created = await table.slash(users[0], "newgame")
+        assert created.callback_type == 4 and not created.ephemeral and created.response is not None, created
+        table.table_id = created.response.custom_ids()[0].split(".")[0]
+        return table
+
     # -- state ----------------------------------------------------------------------------------------
 
     async def state(self) -> tuple[TableState, Match | None]:

@@ -79,12 +79,7 @@ async def random_session(dc: FakeDiscord, runtime: DiscordRuntime, seed: int, ha
     users = [dc.add_user(name, guilds=[guild]) for name in ("Ane", "Brais", "Iker")]
     users[2].dms_open = False
     outsider = dc.add_user("Olatz", guilds=[guild])
-    table = DiscordTable(
-        dc, runtime, runtime.client.handlers.service, channel, players=dict(enumerate(users))
-    )
-    created = await table.slash(users[0], "newgame")
-    assert created.response is not None
-    table.table_id = created.response.custom_ids()[0].split(".")[0]
+    table = await DiscordTable.open(dc, runtime, channel, users)
     await table.seat_everyone()
     for code in ("o_senas", "start"):
         await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.{code}")

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import time
 
-from telegram import Update
-
-from adapters.telegram.app import build_application
 from bot.service import Service
 from bot.store.surfaces import MemorySurfaces
 from bot.throttle import Throttle
@@ -24,7 +21,6 @@ from .conftest import (
     code_of,
     memory_service,
     start_bot,
-    telegram_settings_for,
 )
 from .fake_telegram import FakeTelegram
 
@@ -33,23 +29,7 @@ async def start_production_bot(tg: FakeTelegram) -> RunningBot:
     """A bot as production builds it: AIORateLimiter, one call per second per chat, the real throttle."""
     service = memory_service(FAST)
     service.deps.throttle = Throttle()
-    surfaces = MemorySurfaces()
-    application, runtime = build_application(
-        service,
-        telegram_settings_for(tg),
-        surfaces,
-        rate_limiter=True,
-        min_interval=1.0,
-        bot_username=tg.bot_user.username,
-    )
-    await application.initialize()
-    await application.start()
-    assert application.updater is not None
-    await application.updater.start_polling(
-        poll_interval=0, timeout=1, allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY]
-    )
-    await runtime.start_deadlines()
-    return RunningBot(tg, application, runtime, service, surfaces)
+    return await start_bot(tg, service, min_interval=1.0, rate_limiter=True)
 
 
 async def test_a_flood_in_one_group_leaves_another_group_answered_at_once(
