@@ -66,13 +66,8 @@ async def new_table(
     dc: FakeDiscord, runtime: DiscordRuntime, channel: FakeChannel, guild: FakeGuild, humans: int
 ) -> DiscordTable:
     users = [dc.add_user(name, locale="es-ES", guilds=[guild]) for name in ("Ane", "Brais", "Iker", "Uxue")]
-    table = DiscordTable(dc, runtime, runtime.client.handlers.service, channel)
+    table = await DiscordTable.open(dc, runtime, channel, users)
     table.players = {seat: users[seat] for seat in range(humans)}
-    created = await table.slash(users[0], "newgame")
-    assert created.callback_type == 4 and not created.ephemeral
-    assert created.response is not None
-    ids = created.response.custom_ids()
-    table.table_id = ids[0].split(".")[0]
     return table
 
 
@@ -370,12 +365,7 @@ async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     discord_bots.append(runtime)
     names = ("Ane", "Brais", "Iker", "Uxue")
     users = [dc.add_user(name, guilds=[guild]) for name in names]  # English clients
-    table = DiscordTable(
-        dc, runtime, runtime.client.handlers.service, channel, players=dict(enumerate(users))
-    )
-    created = await table.slash(users[0], "newgame")
-    assert created.response is not None
-    table.table_id = created.response.custom_ids()[0].split(".")[0]
+    table = await DiscordTable.open(dc, runtime, channel, users)
     await table.seat_everyone()
     for option in ("o_mode", "o_senas"):
         await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.{option}")
