@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from pydantic_settings import BaseSettings
@@ -22,15 +23,58 @@ BAD_SETTINGS = 2
 PLAY_LOG_LEVEL = "WARNING"
 
 
-def configure_logging(level: str, fmt: str) -> None:
-    """Send log records at ``level`` or above to stderr; an unknown level name falls back to INFO, loudly.
+class JsonLines(logging.Formatter):
+    """One JSON object per record: time, level, logger, message, the ``table`` and ``chat`` a record is
+    about (when its ``extra`` names them) and the traceback, if any."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of JSON."""
+        entry: dict[str, object] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key in ("table", "chat"):
+            value = getattr(record, key, None)
+            if value is not None:
+                entry[key] = str(value)
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+class Redacting(logging.Formatter):
+    """Another formatter's lines with every secret (the platforms' tokens) replaced by ``***``: a library
+    that logs a URL with the token in it cannot leak it."""
+
+    def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
+        """Wrap ``inner``; ``secrets`` shorter than 8 characters are ignored (they would mask words)."""
+        super().__init__()
+        self.inner = inner
+        self.secrets = sorted({s for s in secrets if len(s) >= 8}, key=len, reverse=True)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The inner formatter's line, redacted."""
+        line = self.inner.format(record)
+        for secret in self.secrets:
+            line = line.replace(secret, "***")
+        return line
+
+
+def configure_logging(level: str, fmt: str, *, json_lines: bool = False, secrets: Iterable[str] = ()) -> None:
+    """Send log records at ``level`` or above to stderr (as text in ``fmt``, or JSON lines), with
+    ``secrets`` redacted; an unknown level name falls back to INFO, loudly.
 
     ``force``: whatever configured the root logger first (an import, an embedding program) must not
     silently win over ``LOG_LEVEL`` — that was why it once had no effect.
     """
     name = level.strip().upper()
     known = isinstance(logging.getLevelName(name), int)
-    logging.basicConfig(level=name if known else logging.INFO, format=fmt, force=True)
+    handler = logging.StreamHandler(sys.stderr)
+    inner = JsonLines() if json_lines else logging.Formatter(fmt)
+    handler.setFormatter(Redacting(inner, secrets))
+    logging.basicConfig(level=name if known else logging.INFO, handlers=[handler], force=True)
     if not known:
         logging.getLogger(__name__).warning("unknown LOG_LEVEL %r: using INFO", level)
 

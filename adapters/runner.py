@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
 from bot.bootstrap import DeadlineLoop, StartupError, build_app
+from bot.health import HealthServer
 from bot.settings import Settings, read_settings
 
 log = logging.getLogger(__name__)
@@ -52,32 +53,58 @@ async def serve(
         loop.add_signal_handler(sig, stop.set)
     deadlines = DeadlineLoop(app.service)
     stoppers: list[Callable[[], Awaitable[None]]] = []
+    health: HealthServer | None = None
     try:
+        if settings.health_port:
+            health = HealthServer(settings.health_host, settings.health_port, {"redis": app.ping})
+            # Not ready until each platform with a token is connected (its check replaces this one).
+            for name, token in (("telegram", telegram.token), ("discord", discord_settings.token)):
+                if token is not None:
+                    health.checks[name] = _starting
+            await health.start()
         if telegram.token is not None:
-            from adapters.telegram.app import start_telegram, stop_telegram
+            from adapters.telegram.app import start_telegram, stop_telegram, telegram_ready
 
             application, runtime = await start_telegram(app, settings, telegram, deadlines=False)
             deadlines.deliveries.append(runtime.sender)
             stoppers.append(lambda: stop_telegram(application, runtime))
+            if health is not None:
+                health.checks["telegram"] = lambda: _now(telegram_ready(application))
         if discord_settings.token is not None:
             from adapters.discord.app import start_discord
 
             client = await start_discord(app, settings, discord_settings, deadlines=False)
             deadlines.deliveries.append(client.sender)
             stoppers.append(client.stop)
+            if health is not None:
+                health.checks["discord"] = client.ready
         # What a previous process still had queued when it died is lost: show the recent tables as they are.
         await deadlines.on_outcome(await app.service.redraw_recent())
         deadlines.start()
         await stop.wait()
     finally:
+        # Graceful: no more deadlines claimed (none is left leased: the loop ends after its round), each
+        # platform takes no more updates, finishes those in hand and flushes its lanes, then Redis closes.
+        log.info("stopping")
         await deadlines.stop()
         for stopper in reversed(stoppers):
             try:
                 await stopper()
             except Exception:  # stop the others whatever one of them does
                 log.exception("an adapter did not stop cleanly")
+        if health is not None:
+            await health.stop()
         await app.close()
+        log.info("stopped")
     return 0
+
+
+async def _now(value: bool) -> bool:
+    return value
+
+
+async def _starting() -> bool:
+    return False
 
 
 def run(
@@ -92,7 +119,15 @@ def run(
     from adapters.cli import configure_logging  # the one place that turns LOG_LEVEL into handlers
 
     settings = settings or read_settings(Settings)
-    configure_logging(settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s")
+    telegram = telegram if telegram is not None else read_settings(TelegramSettings)
+    discord_settings = discord_settings if discord_settings is not None else read_settings(DiscordSettings)
+    tokens = [t.get_secret_value() for t in (telegram.token, discord_settings.token) if t is not None]
+    configure_logging(
+        settings.log_level,
+        "%(asctime)s %(levelname)s %(name)s: %(message)s",
+        json_lines=settings.log_format == "json",
+        secrets=tokens,
+    )
     # httpx logs every request URL, which contains the bot token: keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     return asyncio.run(serve(settings, telegram, discord_settings))

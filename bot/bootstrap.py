@@ -50,6 +50,10 @@ class App:
     """Restarts the embedded server if it dies (see :func:`watch_embedded`)."""
     watchdog_stop: asyncio.Event = field(default_factory=asyncio.Event)
 
+    async def ping(self) -> bool:
+        """Whether Redis answers (a readiness check)."""
+        return bool(await self.redis.ping())
+
     async def close(self) -> None:
         """Stop the watchdog, close the Redis client and stop an embedded server this app started."""
         if self.watchdog is not None:

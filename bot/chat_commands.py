@@ -15,6 +15,7 @@ from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections, rules_summary
 from bot.leaderboard import GLOBAL_SCOPE
+from bot.metrics import measured_command
 from bot.model import ChatRef, UserRef
 from bot.names import clean_name, isolate
 from bot.store.ports import StoreUnavailable
@@ -96,6 +97,7 @@ class ChatCommands:
             return Outcome(ok=False)
         return Outcome(answer=say(lang_for(user), SLOW_DOWN), ok=False)
 
+    @measured_command("leaderboard")
     async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
         """``/leaderboard``: top players of this chat (or global)."""
         lang = await self._chat_lang(chat, user)
@@ -125,6 +127,7 @@ class ChatCommands:
             messages=(OutMessage(slot="leaderboard", text="\n".join(lines), chat=chat.key, fresh=True),)
         )
 
+    @measured_command("stats")
     async def stats(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/stats``: the user's own line in this chat and globally."""
         lang = await self._chat_lang(chat, user)
@@ -156,6 +159,7 @@ class ChatCommands:
             return Outcome(answer=t.gettext(msg.STORE_UNAVAILABLE), ok=False)
         return Outcome(messages=(OutMessage(slot="stats", text="\n".join(lines), chat=chat.key, fresh=True),))
 
+    @measured_command("rules")
     async def rules(self, chat: ChatRef, user: UserRef, full: bool = False) -> Outcome:
         """``/rules``: the one-minute summary in the chat, or the full rules privately to the asker.
 
@@ -184,6 +188,7 @@ class ChatCommands:
         answer = None if chat.private else say(lang, RULES_SENT_PRIVATELY)
         return Outcome(answer=answer, messages=sections)
 
+    @measured_command("help")
     async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/help``: what the bot does and its commands."""
         lang = await self._chat_lang(chat, user)

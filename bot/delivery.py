@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from bot import metrics
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
 from bot.views import OutMessage
@@ -127,12 +128,16 @@ class Delivery:
         clock: Callable[[], float] = time.monotonic,
         max_attempts: int = 3,
         on_unreachable: Callable[[OutMessage], Awaitable[None]] | None = None,
+        platform: str = "chat",
     ) -> None:
         """Call the platform through ``transport``; ``surfaces`` remembers which message shows what.
 
         ``on_unreachable`` hears of a private view that could not be delivered, to tell the table.
         """
         self.transport = transport
+        self.platform = platform
+        """The platform's name in metrics (``telegram``, ``discord``)."""
+        metrics.watch_queue(self)
         self.on_unreachable = on_unreachable
         self.surfaces = surfaces
         self.min_interval = min_interval
@@ -264,6 +269,10 @@ class Delivery:
         # Sweep again once as many lanes again are open (amortised: no sweep per call).
         self._evict_at = max(LANES_BEFORE_SWEEP, 2 * len(self._lanes))
 
+    def pending_count(self) -> int:
+        """Views waiting in every lane (the delivery queue depth)."""
+        return sum(len(lane.pending) for lane in self._lanes.values())
+
     def lane_count(self) -> int:
         """How many chats have a lane now (memory use; tests)."""
         return len(self._lanes)
@@ -332,6 +341,8 @@ class Delivery:
             await self._send(lane, message, force=item.force)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
+            metrics.RATE_LIMITED.labels(self.platform).inc()
+            metrics.RETRY_AFTER.labels(self.platform).inc(exc.retry_after)
             item.attempts += 1
             newer = any(p.strip is None and _same_slot(p.message, message) for p in lane.pending)
             # Put it back unless a newer state of the same slot is already waiting (latest state wins).
@@ -341,6 +352,7 @@ class Delivery:
             return exc.retry_after
         except Unreachable:
             self.stats["blocked"] += 1
+            metrics.PLATFORM_ERRORS.labels(self.platform, "unreachable").inc()
             if message.user is not None:
                 lane.pending = [p for p in lane.pending if p.message.user is None]
                 with contextlib.suppress(StoreUnavailable):
@@ -350,11 +362,14 @@ class Delivery:
                         await self.on_unreachable(message)
                     except Exception:  # a notice must never break the lane
                         log.exception("could not tell the table about an unreachable player")
-            log.info("chat %s cannot be written to", lane.chat_id)
+            log.info("chat %s cannot be written to", lane.chat_id, extra={"chat": lane.chat_id})
         except StoreUnavailable:
             log.warning("surfaces store unavailable; a view was not delivered")
         except DeliveryError as exc:
-            log.warning("the platform refused a view for chat %s: %s", lane.chat_id, exc)
+            metrics.PLATFORM_ERRORS.labels(self.platform, type(exc).__name__.lower()).inc()
+            log.warning(
+                "the platform refused a view for chat %s: %s", lane.chat_id, exc, extra={"chat": lane.chat_id}
+            )
         return None
 
     async def _attempt_strip(self, lane: _Lane, item: _Pending) -> float | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import replace
 
 from bot import lobby, steps, timers
@@ -22,6 +23,7 @@ from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_lang
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.invites import Invitation, Invite, JoinSeat, SendHand
+from bot.metrics import DEADLINE_LAG, measured_command, record_press
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
 from bot.store.ports import (
@@ -72,6 +74,7 @@ class Service(TableWork, ChatCommands):
 
     # --- commands ------------------------------------------------------------------------------------
 
+    @measured_command("newgame")
     async def new_table(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/newgame``: a lobby with the creator seated (in a private chat: the solo game's options)."""
         lang = lang_for(user)  # if the store cannot say the chat's language, the asker's own
@@ -182,6 +185,16 @@ class Service(TableWork, ChatCommands):
 
         Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
         """
+        started = time.perf_counter()
+        outcome = await self._press(user, data, chat)
+        try:
+            action = type(parse_token(data).command).__name__
+        except TokenError:
+            action = "forged"
+        record_press(action, outcome, time.perf_counter() - started)
+        return outcome
+
+    async def _press(self, user: UserRef, data: object, chat: ChatRef | None) -> Outcome:
         lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
         try:
             token = parse_token(data)
@@ -275,6 +288,7 @@ class Service(TableWork, ChatCommands):
     async def _chat_table(self, chat: ChatRef) -> str | None:
         return await self.deps.tables.table_for_chat(chat.key)
 
+    @measured_command("cancel")
     async def cancel(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone)."""
         try:
@@ -285,6 +299,7 @@ class Service(TableWork, ChatCommands):
             return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
         return await self._mutate(table_id, user, lambda ctx: lobby.cancel(ctx, user))
 
+    @measured_command("language")
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
         """``/language xx``: the chat's language (also the active table's); without one, a picker."""
         requested = (code or "").strip().lower()[:8]
@@ -338,6 +353,8 @@ class Service(TableWork, ChatCommands):
             return Outcome(ok=False)
 
         def step(ctx: TableContext) -> Answer:
+            if ctx.table.due_key == key and ctx.table.due is not None:
+                DEADLINE_LAG.observe(max(0.0, ctx.now - ctx.table.due))
             if timers.fire(ctx, key) and not ctx.changed:
                 ctx.render_hands = False  # a closed catch window only redraws the table
             return None

@@ -13,7 +13,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator
@@ -159,6 +159,13 @@ class Settings(BaseSettings):
         default=900.0, description="An unstarted lobby closes after this"
     )
     log_level: str = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="text: one readable line per record; json: one JSON object per line"
+    )
+    health_port: int = Field(
+        default=0, ge=0, le=65535, description="Serve /healthz, /readyz and /metrics on this port (0: off)"
+    )
+    health_host: str = Field(default="0.0.0.0", description="Address the health listener binds")
 
     @field_validator("redis_url")
     @classmethod

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, ValidationError
 from redis.exceptions import RedisError
 
+from bot.metrics import TABLES_LIVE
 from bot.model import TableStatus
 from bot.store.ports import DeadlineStore, StoreUnavailable, TableStore
 
@@ -77,6 +78,7 @@ async def rearm_lost_deadlines(tables: TableStore, deadlines: DeadlineStore) -> 
         return table.due_key, table.due
 
     live = await tables.live_tables()
+    TABLES_LIVE.set(len(live))
     added: list[str] = []
     for start in range(0, len(live), SWEEP_BATCH):
         found = await asyncio.gather(*(pending(t) for t in live[start : start + SWEEP_BATCH]))

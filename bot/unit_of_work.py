@@ -99,7 +99,7 @@ class TableWork:
                         match=cached[1] if cached else None,
                     )
                 except (ValidationError, ValueError) as exc:
-                    log.error("table %s cannot be loaded: %s", table_id, exc)
+                    log.error("table %s cannot be loaded: %s", table_id, exc, extra={"table": table_id})
                     return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False)
                 if user is not None:
                     lang = lang_for(user, table)
@@ -121,7 +121,9 @@ class TableWork:
                 except MusError as exc:
                     # The engine refused what the flow let through (a check it alone makes): a clear answer,
                     # nothing written, and this copy dropped (the flow may have touched it before the engine).
-                    log.info("engine refused a command on table %s: %s", table_id, exc)
+                    log.info(
+                        "engine refused a command on table %s: %s", table_id, exc, extra={"table": table_id}
+                    )
                     self._newest.pop(table_id, None)
                     return Outcome(answer=say(lang, flow.NOT_NOW), ok=False, table=table_id)
                 if not ctx.changed:
@@ -173,10 +175,12 @@ class TableWork:
                 )
             return Outcome(answer=say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
         except StoreUnavailable:
-            log.warning("store unavailable while handling table %s", table_id)
+            log.warning("store unavailable while handling table %s", table_id, extra={"table": table_id})
             return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id, failed=True)
         except Exception:
-            log.exception("unexpected error on table %s; nothing was written", table_id)
+            log.exception(
+                "unexpected error on table %s; nothing was written", table_id, extra={"table": table_id}
+            )
             return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
 
     async def _still_current(self, table_id: str, version: int) -> bool:

@@ -82,7 +82,9 @@ class MusClient(discord.AutoShardedClient):
         )
         self.settings = settings
         self.transport = DiscordTransport(self)
-        self.sender = Delivery(self.transport, surfaces, min_interval=settings.min_interval)
+        self.sender = Delivery(
+            self.transport, surfaces, min_interval=settings.min_interval, platform="discord"
+        )
         self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
         #: What :class:`TokenButton` and :class:`TokenMenu` call.
         self.press_handler = self.handlers.press
@@ -137,10 +139,17 @@ class DiscordRuntime:
         """The client's delivery lanes."""
         return self.client.sender
 
+    async def ready(self) -> bool:
+        """Whether every shard of this process is connected."""
+        return self.client.is_ready() and not self.client.is_closed()
+
     async def stop(self) -> None:
-        """Stop the deadline loop, let the last views out, close the connection."""
+        """Stop gracefully: the deadline loop, the interactions in hand, the last views (bounded), the
+        connection."""
         if self.deadlines is not None:
             await self.deadlines.stop()
+        with contextlib.suppress(TimeoutError):
+            await self.client.handlers.wait_idle(timeout=5.0)
         with contextlib.suppress(TimeoutError):
             await self.sender.flush(timeout=5.0)
         await self.sender.close()

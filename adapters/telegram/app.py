@@ -81,7 +81,9 @@ def build_application(
     # Updates are handled concurrently; the store's compare-and-set keeps every table consistent.
     builder = builder.concurrent_updates(16)
     application = builder.build()
-    sender = Delivery(TelegramTransport(application.bot), surfaces, min_interval=min_interval)
+    sender = Delivery(
+        TelegramTransport(application.bot), surfaces, min_interval=min_interval, platform="telegram"
+    )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable
     runtime = TelegramRuntime(service, sender, handlers)
@@ -150,11 +152,20 @@ async def start_telegram(
     return application, runtime
 
 
+def telegram_ready(application: Application) -> bool:  # type: ignore[type-arg]
+    """Whether the Application takes updates (polling or webhook running)."""
+    updater = application.updater
+    return bool(application.running and updater is not None and updater.running)
+
+
 async def stop_telegram(application: Application, runtime: TelegramRuntime) -> None:  # type: ignore[type-arg]
-    """Stop polling/webhook, the deadline loop and the Application."""
+    """Stop gracefully: take no more updates, finish the ones in hand, let their views out (bounded), stop.
+
+    The order matters: the lanes are flushed after the last handler ran, so nothing it queued is lost.
+    """
     if application.updater is not None and application.updater.running:
         await application.updater.stop()
-    await runtime.stop_deadlines()
     if application.running:
-        await application.stop()
+        await application.stop()  # waits for the updates being handled
+    await runtime.stop_deadlines()  # the deadline loop (if ours), then the lanes flushed and closed
     await application.shutdown()

@@ -34,6 +34,7 @@ from typing import Any
 import redis.exceptions
 from redis.asyncio import Redis
 
+from bot.metrics import STORE_ERRORS
 from bot.store.ports import (
     DEFAULT_DEADLINE_LEASE_SECONDS,
     DEFAULT_FINISHED_TTL_SECONDS,
@@ -66,6 +67,7 @@ def unavailable_errors() -> Iterator[None]:
     try:
         yield
     except _UNAVAILABLE as exc:
+        STORE_ERRORS.inc()
         raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
 
 

@@ -114,3 +114,76 @@ async def test_both_platforms_in_one_process_survive_a_kill_9(
     assert TG_TOKEN not in output and DC_TOKEN not in output
     assert dc.rejected() == [], dc.rejected()
     assert [c for c in tg.rejected() if c.method != "getUpdates"] == []
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_health_metrics_json_logs_and_a_graceful_stop(
+    fakes: tuple[FakeTelegram, FakeDiscord], tmp_path: Path
+) -> None:
+    import json
+
+    import aiohttp
+
+    tg, _ = fakes
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "TELEGRAM_", "DISCORD_"))}
+    env.update(
+        {
+            "DATA_DIR": str(tmp_path / "data"),
+            "LOG_LEVEL": "INFO",
+            "LOG_FORMAT": "json",
+            "HEALTH_PORT": str(port),
+            "HEALTH_HOST": "127.0.0.1",
+            "TELEGRAM_TOKEN": TG_TOKEN,
+            "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{tg.port}",
+        }
+    )
+    ane, brais = tg.add_user("Ane"), tg.add_user("Brais")
+    group = tg.add_group("Mus", members=[ane, brais])
+    for user in (ane, brais):
+        tg.user_starts_bot(user)
+    log = tmp_path / "musbot.log"
+    async with musbot_run(env, log) as process, aiohttp.ClientSession(f"http://127.0.0.1:{port}") as http:
+
+        async def get(path: str) -> tuple[int, str]:
+            try:
+                async with http.get(path) as response:
+                    return response.status, await response.text()
+            except aiohttp.ClientError:
+                return 0, ""
+
+        async def ready() -> bool:
+            return (await get("/readyz"))[0] == 200
+
+        for _ in range(300):
+            if await ready():
+                break
+            await asyncio.sleep(0.1)
+        status, body = await get("/readyz")
+        assert status == 200 and json.loads(body)["checks"] == {"redis": True, "telegram": True}
+        assert (await get("/healthz"))[0] == 200
+        tg.user_sends(ane, group, "/newgame")
+        await tg.wait_for(lambda: tg.bot_messages(group), timeout=30.0)
+        lobby = tg.bot_messages(group)[-1]
+        _, metrics = await get("/metrics")
+        assert 'mus_commands_total{command="newgame",outcome="ok"} 1.0' in metrics
+        # A press, then SIGTERM at once: the press is answered and the lobby's edit (paced one call a second
+        # per chat, so still queued) goes out before the process exits 0.
+        data = next(d for _, d in lobby.buttons if d and d.endswith(".L.seat1"))
+        query = tg.user_presses(brais, lobby, data)
+        await tg.wait_for(lambda: tg.callbacks[query].answered, timeout=30.0)
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), timeout=30.0) == 0
+    assert "Brais" in lobby.text
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    entries = [json.loads(line) for line in lines]  # every line is one JSON object
+    assert {"time", "level", "logger", "message"} <= set(entries[0])
+    assert [e["message"] for e in entries][-1] == "stopped"
+    assert not any("traceback" in e for e in entries) and TG_TOKEN not in log.read_text(encoding="utf-8")
