@@ -615,7 +615,8 @@ async def test_discord_py_logs_in_syncs_and_answers(
         assert inter.callback_type == 4 and inter.response is not None
         assert inter.response.content == "pong full=True"
         assert inter.response.buttons() == [("Go 1", "abc.1.mus", False)]
-        [response] = bot.responses
+        # The callback reaches the fake before discord.py hands its response back to the command.
+        [response] = await dc.wait_for(lambda: bot.responses)
         assert response.message_id == inter.response.id  # discord.py stores views under this id
         assert isinstance(response.resource, discord.InteractionMessage)
 
