@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
-from bot.delivery import Delivery
+from bot.delivery import Delivery, destination
 from bot.flow import FlowSettings
 from bot.leaderboard import RedisLeaderboard
 from bot.leaderboard.queue import RedisResultQueue
@@ -28,9 +28,11 @@ from bot.store import (
     connect,
 )
 from bot.store.once import RedisOnce
+from bot.store.outbox import RedisOutbox
 from bot.store.prefs import RedisPreferences
+from bot.store.surfaces import split_key
 from bot.sweep import OUTAGE_ERRORS, SWEEP_INTERVAL, DeadlineSweep, OutageLog
-from bot.views import Outcome
+from bot.views import Outcome, OutMessage
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +165,7 @@ def redis_service(
         leaderboard=RedisLeaderboard(redis, prefix=prefix),
         results=RedisResultQueue(redis, prefix=prefix),
         once=RedisOnce(redis, prefix=prefix),
+        outbox=RedisOutbox(redis, prefix=prefix),
         atomic_deadlines=True,
         settings=flow,
         clock=clock,
@@ -180,6 +183,7 @@ async def run_deadlines(
     clock: Callable[[], float] = time.time,
     max_sleep: float = 0.5,
     sweep_interval: float = SWEEP_INTERVAL,
+    drain: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Fire due deadlines until ``stop`` is set; hand each outcome to the adapter to render.
 
@@ -187,13 +191,15 @@ async def run_deadlines(
     claim is a lease: if this worker dies before the firing is saved, another fires it when the lease ends).
     At start-up, every ``sweep_interval`` seconds and after an outage it arms again the pending deadlines of
     live tables that the store lost (:mod:`bot.sweep`). An outage of the store is logged once, with its
-    cause, and once when it ends.
+    cause, and once when it ends. ``drain`` runs every round (at most ``max_sleep`` apart).
     """
     sweep = DeadlineSweep(service.deps.tables, service.deps.deadlines, interval=sweep_interval, clock=clock)
     outage = OutageLog(log, "deadline loop")
     while not stop.is_set():
         try:
             await sweep.run_if_due()
+            if drain is not None:
+                await drain()  # what other processes fired for the platforms this one serves
             for outcome in await service.fire_due():
                 await on_outcome(outcome)
             await service.drain_results()
@@ -234,14 +240,35 @@ class DeadlineLoop:
     task: asyncio.Task[None] | None = None
 
     async def on_outcome(self, outcome: Outcome) -> None:
-        """Render what a fired deadline produced, on whichever platform its chat is."""
+        """Render what a fired deadline produced, on whichever platform its chat is: here if this process
+        serves it, else through that platform's outbox (:mod:`bot.store.outbox`)."""
         for delivery in self.deliveries:
             delivery.deliver(outcome.messages)
+        foreign: dict[str, list[OutMessage]] = {}
+        for message in outcome.messages:
+            chat = destination(message)
+            if chat is not None and not any(d.transport.owns(chat) for d in self.deliveries):
+                foreign.setdefault(split_key(chat)[0], []).append(message)
+        for platform, messages in foreign.items():
+            try:
+                await self.service.deps.outbox.push(platform, messages)
+            except StoreUnavailable:
+                log.warning("views for %s were lost: the store is unavailable", platform)
+
+    async def drain_outboxes(self) -> None:
+        """Deliver what other processes' deadlines produced for the platforms this one serves."""
+        for delivery in self.deliveries:
+            if delivery.key_platform:
+                messages = await self.service.deps.outbox.pop(delivery.key_platform)
+                if messages:
+                    delivery.deliver(messages)
 
     def start(self) -> None:
         """Start firing deadlines in the background."""
         self.stop_event.clear()
-        self.task = asyncio.create_task(run_deadlines(self.service, self.on_outcome, self.stop_event))
+        self.task = asyncio.create_task(
+            run_deadlines(self.service, self.on_outcome, self.stop_event, drain=self.drain_outboxes)
+        )
 
     async def stop(self) -> None:
         """Stop the loop (the deliveries are their owners' to close)."""

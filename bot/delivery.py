@@ -129,6 +129,7 @@ class Delivery:
         max_attempts: int = 3,
         on_unreachable: Callable[[OutMessage], Awaitable[None]] | None = None,
         platform: str = "chat",
+        key_platform: str = "",
     ) -> None:
         """Call the platform through ``transport``; ``surfaces`` remembers which message shows what.
 
@@ -137,6 +138,8 @@ class Delivery:
         self.transport = transport
         self.platform = platform
         """The platform's name in metrics (``telegram``, ``discord``)."""
+        self.key_platform = key_platform
+        """The platform part of the chat keys it delivers to (``tg``, ``dc``): its outbox's name."""
         metrics.watch_queue(self)
         self.on_unreachable = on_unreachable
         self.surfaces = surfaces

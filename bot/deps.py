@@ -14,6 +14,7 @@ from bot.flow import FlowSettings
 from bot.leaderboard import LeaderboardStore
 from bot.leaderboard.queue import ResultQueue
 from bot.store.once import MemoryOnce, OnceStore
+from bot.store.outbox import MemoryOutbox, Outbox
 from bot.store.ports import DeadlineStore, TableStore
 from bot.store.prefs import PreferencesStore
 from bot.throttle import Throttle
@@ -56,5 +57,8 @@ class ServiceDeps:
     """How often one person may use commands in one chat (see :meth:`ChatCommands.admit`)."""
     once: OnceStore = field(default_factory=MemoryOnce)
     """Delivery ids already acted on (see :meth:`ChatCommands.first_delivery`)."""
+    outbox: Outbox = field(default_factory=MemoryOutbox)
+    """Views a deadline fired here produced for a platform this process does not serve (see
+    :mod:`bot.store.outbox`)."""
     repost_interval: float = 30.0
     """``/newgame`` during a game posts the table again at most once per this many seconds."""

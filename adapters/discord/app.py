@@ -19,6 +19,7 @@ import yarl
 from discord import app_commands
 
 from adapters.discord.commands import CatalogTranslator, mus_group
+from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
 from adapters.discord.settings import DiscordSettings
@@ -83,7 +84,11 @@ class MusClient(discord.AutoShardedClient):
         self.settings = settings
         self.transport = DiscordTransport(self)
         self.sender = Delivery(
-            self.transport, surfaces, min_interval=settings.min_interval, platform="discord"
+            self.transport,
+            surfaces,
+            min_interval=settings.min_interval,
+            platform="discord",
+            key_platform=PREFIX.rstrip(":"),
         )
         self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
         #: What :class:`TokenButton` and :class:`TokenMenu` call.

@@ -24,6 +24,7 @@ from telegram.ext import (
 )
 
 from adapters.telegram.handlers import TelegramHandlers
+from adapters.telegram.ids import PREFIX
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
 from bot.bootstrap import App, DeadlineLoop
@@ -82,7 +83,11 @@ def build_application(
     builder = builder.concurrent_updates(16)
     application = builder.build()
     sender = Delivery(
-        TelegramTransport(application.bot), surfaces, min_interval=min_interval, platform="telegram"
+        TelegramTransport(application.bot),
+        surfaces,
+        min_interval=min_interval,
+        platform="telegram",
+        key_platform=PREFIX.rstrip(":"),
     )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable

@@ -27,3 +27,23 @@ async def test_memory_once_forgets_after_its_ttl_and_stays_bounded() -> None:
     for i in range(100):
         await once.first(f"k{i}")
     assert len(once._seen) == 10
+
+
+async def test_redis_outbox_keeps_order_pops_once_and_is_capped(redis_client: Redis, key_prefix: str) -> None:
+    from bot.store import outbox as outbox_module
+    from bot.store.outbox import RedisOutbox
+    from bot.views import OutMessage
+
+    box = RedisOutbox(redis_client, key_prefix)
+    views = [OutMessage(slot="notice", text=f"n{i}", chat="tg:-1", fresh=True) for i in range(5)]
+    await box.push("tg", views[:3])
+    await box.push("tg", views[3:])
+    assert await box.pop("tg", 2) == views[:2]
+    assert await box.pop("tg") == views[2:]
+    assert await box.pop("tg") == [] and await box.pop("dc") == []
+    outbox_module.OUTBOX_CAP = 3
+    try:
+        await box.push("dc", views)
+        assert await box.pop("dc") == views[-3:]  # the oldest dropped
+    finally:
+        outbox_module.OUTBOX_CAP = 10_000
