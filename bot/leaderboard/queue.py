@@ -14,11 +14,9 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from redis.asyncio import Redis
-
 from bot.leaderboard.model import GameResult, PlayerRef
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import unavailable_errors
+from bot.store.redis_store import AnyRedis, unavailable_errors
 
 
 def result_to_json(result: GameResult) -> str:
@@ -49,7 +47,7 @@ class ResultQueue(Protocol):
 class RedisResultQueue:
     """The queue as a Redis list ``{prefix}lb:queue``."""
 
-    def __init__(self, redis: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, redis: AnyRedis, prefix: str = DEFAULT_PREFIX) -> None:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self.key = f"{prefix}lb:queue"

@@ -13,10 +13,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol
 
-from redis.asyncio import Redis
-
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import unavailable_errors
+from bot.store.redis_store import AnyRedis, unavailable_errors
 
 #: How long a delivery id is remembered (Telegram retries a webhook update for less than this).
 ONCE_TTL = 600.0
@@ -33,7 +31,7 @@ class OnceStore(Protocol):
 class RedisOnce:
     """Delivery ids as keys ``{prefix}once:{key}`` with an expiry."""
 
-    def __init__(self, redis: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, redis: AnyRedis, prefix: str = DEFAULT_PREFIX) -> None:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self._prefix = f"{prefix}once:"

@@ -16,10 +16,8 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from redis.asyncio import Redis
-
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import unavailable_errors
+from bot.store.redis_store import AnyRedis, unavailable_errors
 from bot.views import Button, OutMessage
 
 OUTBOX_CAP = 10_000
@@ -73,7 +71,7 @@ class Outbox(Protocol):
 class RedisOutbox:
     """One Redis list per platform."""
 
-    def __init__(self, redis: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, redis: AnyRedis, prefix: str = DEFAULT_PREFIX) -> None:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self._prefix = f"{prefix}outbox:"

@@ -33,6 +33,25 @@ Semantics shared by every :class:`DeadlineStore` (a deadline is an opaque key wi
   falls due again when the lease ends and another worker fires it: a deadline is never lost, and one whose
   firing outlived its lease may fire twice (the second firing finds the table moved on and does nothing).
 * ``schedule_missing`` schedules only the keys not scheduled at all, leaving leased and pending ones alone.
+
+On a Redis Cluster (``REDIS_URL=redis+cluster://…``, the layout in :mod:`bot.store.redis_store`) a Lua script
+reaches the keys of one hash slot only. The stores keep every guarantee above, with these differences:
+
+* A table, its shard of the live set and its shard of the deadlines share a slot (16 shards; a table's is
+  chosen from its id, a deadline key's from the table id before its first ``|``), so a compare-and-set and
+  the deadlines of its own table that it schedules and cancels are still one atomic step. Deadlines of
+  another table given to a write are changed right after it (the bot never gives any).
+* The chat and user indexes live in slots of their own and are written by single-key commands right after
+  the table's script: a crash in between can leave an entry unset (the table's next write sets it again) or
+  naming a finished or vanished table (``table_for_chat`` and ``table_for_user`` check the table, answer
+  ``None`` and remove the entry). "One active table per chat" stays exact: ``create`` writes the table
+  (expiring), claims the chat's entry with a compare-and-set unless it names another live table, then makes
+  the table persistent and live. A crash during a create leaves at most a table that expires within a
+  minute. Of two concurrent writes of different tables listing one user, either may be the one the user's
+  entry names.
+* ``claim_due`` leases shard by shard: it looks at the due keys of every shard, keeps the earliest
+  ``limit``, and leases those still due, one script per shard. No key is ever handed to two callers during
+  its lease; a caller may get fewer than ``limit`` keys when another leased some of them in between.
 """
 
 from __future__ import annotations

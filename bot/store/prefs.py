@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from redis.asyncio import Redis
-
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import unavailable_errors
+from bot.store.redis_store import AnyRedis, unavailable_errors
 
 
 class PreferencesStore(Protocol):
@@ -25,7 +23,7 @@ class PreferencesStore(Protocol):
 class RedisPreferences:
     """Preferences as one Redis hash ``{prefix}prefs:lang`` (key → language)."""
 
-    def __init__(self, redis: Redis, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, redis: AnyRedis, prefix: str = DEFAULT_PREFIX) -> None:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self._key = f"{prefix}prefs:lang"

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from redis.asyncio import Redis
-
-from bot.store.redis_store import unavailable_errors
+from bot.store.redis_store import AnyRedis, unavailable_errors
 
 #: How long a table's message ids are kept after their last change (a week: longer than any game).
 SURFACE_TTL = 7 * 86400
@@ -55,7 +53,7 @@ class SurfaceStore(Protocol):
 class RedisSurfaces:
     """Surfaces in Redis, one namespace per platform (the layout above)."""
 
-    def __init__(self, redis: Redis, prefix: str = "mus:") -> None:
+    def __init__(self, redis: AnyRedis, prefix: str = "mus:") -> None:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self._prefix = prefix
