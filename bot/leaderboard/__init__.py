@@ -3,7 +3,7 @@
 * :mod:`bot.leaderboard.model` — :class:`PlayerRef`, :class:`GameResult`, :class:`LeaderboardEntry`, the
   per-scope :class:`PlayerStats` and the rating math (openskill Plackett-Luce, team against team);
 * :mod:`bot.leaderboard.ports` — the :class:`LeaderboardStore` protocol and :class:`LeaderboardBusy`;
-* :mod:`bot.leaderboard.redis_store` — :class:`RedisLeaderboard` (WATCH/MULTI with bounded retries);
+* :mod:`bot.leaderboard.redis_store` — :class:`RedisLeaderboard` (a Lua compare-and-set, bounded retries);
 * :mod:`bot.leaderboard.memory` — :class:`MemoryLeaderboard`, same semantics, for unit tests.
 
 Importing this package creates no client.

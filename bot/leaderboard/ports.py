@@ -5,7 +5,9 @@ Semantics shared by every :class:`LeaderboardStore` (:class:`~bot.leaderboard.me
 
 * ``record`` applies one :class:`~bot.leaderboard.model.GameResult` to two scopes, the result's chat and
   ``"global"``, atomically: concurrent results for the same players never lose an update. Each scope keeps
-  its own rating per player (a player's global rating is not the sum of their chat ratings).
+  its own rating per player (a player's global rating is not the sum of their chat ratings). On a Redis
+  Cluster each scope is updated atomically, the chat's first: a failure in between (the worker dies,
+  ``LeaderboardBusy``) leaves the result counted in the chat only.
 * Machines (keys starting with ``"machine:"``, :func:`~bot.leaderboard.model.is_ranked`) are rated but not
   ranked: ``top`` never lists them, ``entry`` returns ``None`` for them, and no person's rank counts them.
 * ``top`` lists up to ``n`` entries best first: by the conservative rating (unrounded μ − 3σ) or by games

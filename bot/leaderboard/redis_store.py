@@ -1,6 +1,7 @@
-"""Redis implementation of the leaderboard port.
+"""Redis implementation of the leaderboard port, on one Redis server or on a Redis Cluster.
 
-Key layout (``P`` is the configurable prefix, ``"mus:"`` by default; ``S`` a scope: a chat key or ``global``):
+Key layout (``P`` is the configurable prefix, ``"mus:"`` by default; ``S`` a scope: a chat key or ``global``;
+on a Redis Cluster every ``lb:S:`` below is ``lb:{S}:``, so that the keys of one scope share a hash slot):
 
 ``P lb:S:p:{player_key}``
     A hash per player and scope: ``name`` (latest display name), ``mu`` and ``sigma`` (floats written with
@@ -16,12 +17,16 @@ only: machines keep their hashes (their ratings take part in their opponents' up
 the sorted sets, so ranks and ``ZCOUNT`` count people alone. Sorted sets written before that rule may still
 hold machine keys: ``record`` removes those of each result's machines, and ``top`` skips any it meets.
 
-``record`` is an optimistic transaction: WATCH the hashes of every player of the result in both scopes, read
-them (one Lua call), compute the new ratings in Python, then MULTI/EXEC the new hashes and scores. If another
-writer touched one of those hashes in between, EXEC fails and the whole thing is retried (bounded, with
-jittered pauses); after ``max_attempts`` conflicts :class:`~bot.leaderboard.ports.LeaderboardBusy` is raised.
-Reads (``top``, ``entry``) are read-only Lua scripts, so each returns one consistent snapshot. The scripts
-build hash keys from the prefix (not declared in ``KEYS``): fine on a standalone Redis, not on Redis Cluster.
+``record`` is an optimistic compare-and-set: one Lua script reads the hashes of every player of the result
+with a digest of each, the new ratings are computed in Python, and a second script writes the new hashes and
+scores only if every digest is unchanged. If another writer touched one of those hashes in between, nothing is
+written and the whole thing is retried (bounded, with jittered pauses); after ``max_attempts`` conflicts
+:class:`~bot.leaderboard.ports.LeaderboardBusy` is raised. On one server both scopes go in one compare-and-set
+(atomic together). On a cluster a script reaches one slot, so the chat's scope and the global one are two
+compare-and-sets, one after the other: each is atomic, but a worker that dies (or a ``LeaderboardBusy``)
+between them leaves the result counted in the chat and not globally. Reads (``top``, ``entry``) are
+read-only Lua scripts on one scope, so each returns one consistent snapshot. ``top`` builds the hash keys of
+the scope from their prefix (not declared in ``KEYS``): on a cluster they share the sorted set's slot.
 
 The store does not own the client. Clients may use ``decode_responses`` or not.
 """
@@ -29,14 +34,11 @@ The store does not own the client. Clients may use ``decode_responses`` or not.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 from collections.abc import Sequence
 from typing import Any
-
-import redis.exceptions
-from redis.asyncio import Redis
-from redis.typing import EncodableT, FieldT
 
 from bot.leaderboard.model import (
     MACHINE_PREFIX,
@@ -51,16 +53,52 @@ from bot.leaderboard.model import (
 )
 from bot.leaderboard.ports import LeaderboardBusy
 from bot.store.ports import DEFAULT_PREFIX, check_key
-from bot.store.redis_store import unavailable_errors
+from bot.store.redis_store import AnyRedis, is_cluster, unavailable_errors
 
 __all__ = ["RedisLeaderboard"]
 
-# KEYS: player hashes. Returns one flat HGETALL array per key (empty for a missing hash).
-_LUA_READ = """
+# A hash's digest: its fields and values, sorted, each length-prefixed (so no two contents share one).
+_LUA_DIGEST = """
+local function digest(key)
+  local flat = redis.call('HGETALL', key)
+  local items = {}
+  for i = 1, #flat, 2 do
+    items[#items + 1] = #flat[i] .. ':' .. flat[i] .. #flat[i + 1] .. ':' .. flat[i + 1]
+  end
+  table.sort(items)
+  return redis.sha1hex(table.concat(items))
+end
+"""
+
+# KEYS: player hashes. Returns {digest, flat HGETALL array} per key (an empty array for a missing hash).
+_LUA_READ = (
+    _LUA_DIGEST
+    + """
 local out = {}
-for i, key in ipairs(KEYS) do out[i] = redis.call('HGETALL', key) end
+for i, key in ipairs(KEYS) do out[i] = {digest(key), redis.call('HGETALL', key)} end
 return out
 """
+)
+
+# KEYS: the n player hashes read, then sorted sets; ARGV: n, the n digests read, the writes as JSON
+# {"h": [[hash index, [field, value, ...]], ...], "z": [[set index, member, score or false], ...]} (indexes
+# into KEYS, 1-based; a false score removes the member). Writes only if no hash changed since it was read.
+# Returns 1, or 0 on a conflict (nothing written).
+_LUA_WRITE = (
+    _LUA_DIGEST
+    + """
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  if digest(KEYS[i]) ~= ARGV[i + 1] then return 0 end
+end
+local writes = cjson.decode(ARGV[n + 2])
+for _, h in ipairs(writes.h) do redis.call('HSET', KEYS[h[1]], unpack(h[2])) end
+for _, z in ipairs(writes.z) do
+  if z[3] then redis.call('ZADD', KEYS[z[1]], z[3], z[2]) else redis.call('ZREM', KEYS[z[1]], z[2]) end
+end
+return 1
+"""
+)
 
 # KEYS[1] sorted set; ARGV: hash key prefix of the scope, n, machine key prefix. Returns member, score,
 # HGETALL triples of the first n members that are not machines (older sets may still hold some).
@@ -92,6 +130,9 @@ return {redis.call('ZCOUNT', KEYS[1], '(' .. score, '+inf'), redis.call('HGETALL
 """
 
 
+_RANK_BY: tuple[RankBy, ...] = ("rating", "wins")
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -102,11 +143,11 @@ def _fields(flat: Sequence[Any]) -> dict[str, str]:
 
 
 class RedisLeaderboard:
-    """:class:`~bot.leaderboard.ports.LeaderboardStore` on Redis (WATCH/MULTI writes, Lua reads)."""
+    """:class:`~bot.leaderboard.ports.LeaderboardStore` on Redis or a Redis Cluster (Lua compare-and-set)."""
 
     def __init__(
         self,
-        redis: Redis,
+        redis: AnyRedis,
         prefix: str = DEFAULT_PREFIX,
         *,
         max_attempts: int = 50,
@@ -118,55 +159,62 @@ class RedisLeaderboard:
         self.prefix = prefix
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
+        self.cluster = is_cluster(redis)
+        self._read = redis.register_script(_LUA_READ)
+        self._write = redis.register_script(_LUA_WRITE)
         self._top = redis.register_script(_LUA_TOP)
         self._entry = redis.register_script(_LUA_ENTRY)
 
+    def _scope(self, scope: str) -> str:
+        """What every key of a scope starts with (on a cluster the scope is their hash tag)."""
+        return f"{self.prefix}lb:{{{scope}}}:" if self.cluster else f"{self.prefix}lb:{scope}:"
+
     def player_key(self, scope: str, player_key: str) -> str:
         """Return the Redis key of a player's hash in a scope."""
-        return f"{self.prefix}lb:{scope}:p:{player_key}"
+        return f"{self._scope(scope)}p:{player_key}"
 
     def ranking_key(self, scope: str, by: RankBy) -> str:
         """Return the Redis key of a scope's sorted set by rating or by wins."""
-        return f"{self.prefix}lb:{scope}:{by}"
+        return f"{self._scope(scope)}{by}"
 
     async def record(self, result: GameResult, now: float) -> None:
-        """Apply ``result`` to its chat's and the global leaderboard in one optimistic transaction."""
+        """Apply ``result`` to its chat's and the global leaderboard (on a cluster: one scope, then the
+        other), each with an optimistic compare-and-set."""
         if not math.isfinite(now):
             raise ValueError(f"now must be a finite number, not {now!r}")
-        slots = [(scope, key) for scope in result.scopes for key in result.player_keys]
+        groups = [result.scopes[:1], result.scopes[1:]] if self.cluster else [result.scopes]
+        for scopes in groups:
+            await self._record_in(result, now, scopes)
+
+    async def _record_in(self, result: GameResult, now: float, scopes: Sequence[str]) -> None:
+        """Apply ``result`` to ``scopes`` at once: read, compute, write unless a hash changed (then retry)."""
+        slots = [(scope, key) for scope in scopes for key in result.player_keys]
         hashes = [self.player_key(scope, key) for scope, key in slots]
+        keys = hashes + [self.ranking_key(scope, by) for scope in scopes for by in _RANK_BY]
+        index = {key: i for i, key in enumerate(keys, start=1)}  # Lua's KEYS[i]
         with unavailable_errors():
-            async with self.redis.pipeline(transaction=True) as pipe:
-                for attempt in range(1, self.max_attempts + 1):
-                    try:
-                        await pipe.watch(*hashes)
-                        reply = await pipe.eval(_LUA_READ, len(hashes), *hashes)
-                        current: dict[str, dict[str, PlayerStats | None]] = {s: {} for s in result.scopes}
-                        for (scope, key), flat in zip(slots, reply, strict=True):
-                            current[scope][key] = PlayerStats.from_fields(_fields(flat)) if flat else None
-                        updates = {
-                            scope: apply_result(result, current[scope], now) for scope in result.scopes
-                        }
-                        pipe.multi()  # type: ignore[no-untyped-call]
-                        for scope, new in updates.items():
-                            for key, stats in new.items():
-                                fields: dict[FieldT, EncodableT] = {
-                                    f: v for f, v in stats.to_fields().items()
-                                }
-                                pipe.hset(self.player_key(scope, key), mapping=fields)
-                                if is_ranked(key):
-                                    pipe.zadd(self.ranking_key(scope, "rating"), {key: stats.ordinal})
-                                    pipe.zadd(self.ranking_key(scope, "wins"), {key: stats.games_won})
-                                else:  # rated, not ranked; drops an entry an older version ranked
-                                    pipe.zrem(self.ranking_key(scope, "rating"), key)
-                                    pipe.zrem(self.ranking_key(scope, "wins"), key)
-                        await pipe.execute()
-                        return
-                    except redis.exceptions.WatchError:
-                        pass  # another writer changed a hash, or the connection dropped (the pipe is reset)
-                    if attempt < self.max_attempts:
-                        pause = min(self.backoff_seconds * attempt, 0.05)
-                        await asyncio.sleep(random.uniform(0.0, pause) if pause > 0 else 0)
+            for attempt in range(1, self.max_attempts + 1):
+                reply = await self._read(keys=hashes)
+                digests = [_text(digest) for digest, _ in reply]
+                current: dict[str, dict[str, PlayerStats | None]] = {s: {} for s in scopes}
+                for (scope, key), (_, flat) in zip(slots, reply, strict=True):
+                    current[scope][key] = PlayerStats.from_fields(_fields(flat)) if flat else None
+                hash_writes: list[list[Any]] = []
+                ranking_writes: list[list[Any]] = []
+                for scope in scopes:
+                    for key, stats in apply_result(result, current[scope], now).items():
+                        flat_fields = [item for pair in stats.to_fields().items() for item in pair]
+                        hash_writes.append([index[self.player_key(scope, key)], flat_fields])
+                        ranked = is_ranked(key)  # rated, not ranked: drops an entry an older version ranked
+                        for by in _RANK_BY:
+                            score = repr(stats.score(by)) if ranked else False
+                            ranking_writes.append([index[self.ranking_key(scope, by)], key, score])
+                writes = json.dumps({"h": hash_writes, "z": ranking_writes}, ensure_ascii=False)
+                if int(await self._write(keys=keys, args=[len(hashes), *digests, writes])):
+                    return
+                if attempt < self.max_attempts:  # another writer changed a hash since the read
+                    pause = min(self.backoff_seconds * attempt, 0.05)
+                    await asyncio.sleep(random.uniform(0.0, pause) if pause > 0 else 0)
         raise LeaderboardBusy(
             f"leaderboard: result in {result.chat_key!r} still conflicting after {self.max_attempts} attempts"
         )
