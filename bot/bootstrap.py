@@ -30,6 +30,7 @@ from bot.store import (
 from bot.store.once import RedisOnce
 from bot.store.outbox import RedisOutbox
 from bot.store.prefs import RedisPreferences
+from bot.store.redis_store import AnyRedis
 from bot.store.surfaces import split_key
 from bot.sweep import OUTAGE_ERRORS, SWEEP_INTERVAL, DeadlineSweep, OutageLog
 from bot.views import Outcome, OutMessage
@@ -46,7 +47,8 @@ class App:
     """A running bot core: the service and what it owns."""
 
     service: Service
-    redis: Redis
+    redis: AnyRedis
+    """The client: of one server, or of a Redis Cluster (``REDIS_URL=redis+cluster://…``)."""
     server: EmbeddedRedis | None
     watchdog: asyncio.Task[None] | None = None
     """Restarts the embedded server if it dies (see :func:`watch_embedded`)."""
@@ -143,13 +145,13 @@ async def build_app(
         id_factory=id_factory,
     )
     app = App(service, redis, server)
-    if server is not None:
+    if server is not None and isinstance(redis, Redis):  # (an embedded server is never a cluster)
         app.watchdog = asyncio.create_task(watch_embedded(server, app.watchdog_stop, redis=redis))
     return app
 
 
 def redis_service(
-    redis: Redis,
+    redis: AnyRedis,
     prefix: str,
     flow: FlowSettings,
     *,

@@ -170,6 +170,19 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
+        # redis+cluster:// (rediss+cluster:// with TLS) names any node of a Redis Cluster (bot.store.connect).
+        text = (value or "").strip()
+        scheme, sep, rest = text.partition("://")
+        if sep and scheme.lower() in ("redis+cluster", "rediss+cluster"):
+            try:
+                parts = urlsplit(f"redis://{rest}")
+                _ = parts.port  # raises ValueError when out of range or not a number
+            except ValueError:
+                parts = urlsplit("")
+            if not parts.hostname or parts.path not in ("", "/", "/0"):
+                example = f"{scheme.lower()}://10.0.0.5:6379/0"
+                raise ValueError(f"must name a node of the cluster and database 0, e.g. {example}")
+            return text
         return url_with_scheme("redis", "rediss", "unix", example="redis://localhost:6379/0")(value)
 
     @field_validator("data_dir")

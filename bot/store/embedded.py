@@ -63,13 +63,23 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 import redis.exceptions
 from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from bot.store.ports import StoreUnavailable
+from bot.store.redis_store import AnyRedis
 
-__all__ = ["EmbeddedRedis", "EmbeddedRedisError", "client_options", "connect", "redis_server_binary"]
+__all__ = [
+    "CLUSTER_SCHEMES",
+    "EmbeddedRedis",
+    "EmbeddedRedisError",
+    "client_for_url",
+    "client_options",
+    "connect",
+    "redis_server_binary",
+]
 
 log = logging.getLogger(__name__)
 
@@ -630,38 +640,76 @@ def _shown(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
 
 
-async def _check(client: AsyncRedis, url: str) -> None:
-    """PING ``url`` (waiting while it loads its data); raise :class:`StoreUnavailable` with one line why."""
+#: ``REDIS_URL`` schemes that name a Redis Cluster (any node of it): ``redis+cluster://host:port/0``, and
+#: ``rediss+cluster://`` for TLS. :func:`connect` then returns a ``RedisCluster`` client.
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+
+
+def client_for_url(url: str, **options: Any) -> AnyRedis:
+    """A client for ``url`` (not connected yet): a ``RedisCluster`` for the :data:`CLUSTER_SCHEMES`, else a
+    ``Redis``. ``ValueError`` if the URL cannot be used."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme.lower() in CLUSTER_SCHEMES:
+        try:
+            return RedisCluster.from_url(f"{scheme.lower().removesuffix('+cluster')}://{rest}", **options)
+        except redis.exceptions.RedisClusterException as exc:  # a database other than 0, a unix socket
+            raise ValueError(str(exc)) from exc
+    return AsyncRedis.from_url(url, **options)
+
+
+async def _check(client: AnyRedis, url: str) -> None:
+    """PING ``url`` (waiting while it loads its data); raise :class:`StoreUnavailable` with one line why.
+
+    A ``redis://`` URL naming a node of a Redis Cluster is refused too: that client would only reach the
+    node's own slots.
+    """
     deadline = time.monotonic() + LOADING_TIMEOUT
     while True:
         try:
             await client.ping()
+            if isinstance(client, AsyncRedis) and await _cluster_node(client):
+                raise StoreUnavailable(
+                    f"the Redis at {_shown(url)} is a node of a Redis Cluster: "
+                    "write the URL as redis+cluster://host:port/0"
+                )
             return
         except redis.exceptions.BusyLoadingError:
             if time.monotonic() > deadline:
                 raise StoreUnavailable(f"the Redis at {_shown(url)} is still loading its data") from None
             await asyncio.sleep(0.1)
-        except (redis.exceptions.RedisError, OSError) as exc:
+        except (redis.exceptions.RedisError, redis.exceptions.RedisClusterException, OSError) as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise StoreUnavailable(f"cannot reach Redis at {_shown(url)}: {reason}") from exc
 
 
+async def _cluster_node(client: AsyncRedis) -> bool:
+    """Whether the server has cluster mode on (a server that refuses INFO counts as not)."""
+    try:
+        info = await client.info("cluster")
+    except redis.exceptions.ResponseError:
+        return False
+    return str(info.get("cluster_enabled", "0")) == "1"
+
+
 async def connect(
     redis_url: str | None, data_dir: Path, **options: Any
-) -> tuple[AsyncRedis, EmbeddedRedis | None]:
+) -> tuple[AnyRedis, EmbeddedRedis | None]:
     """Return an asyncio Redis client for ``redis_url``, or for an embedded server started on ``data_dir``.
 
-    The Redis answered PING before this returns: :class:`StoreUnavailable` (one line: where and why)
-    otherwise, and :class:`EmbeddedRedisError` or :class:`OSError` if the embedded server cannot start. An
-    empty ``redis_url`` counts as none. The client uses :func:`client_options` unless ``options`` say
-    otherwise. The caller owns both results: ``await client.aclose()``, then ``server.stop()`` if a server
-    was returned. Starting the server runs in a thread, so the event loop is not blocked.
+    A ``redis+cluster://`` (or ``rediss+cluster://``) URL gives a ``RedisCluster`` client, which learns
+    the cluster's nodes from the one named (:data:`CLUSTER_SCHEMES`). The Redis (every master of a cluster)
+    answered PING before this returns: :class:`StoreUnavailable` (one line: where and why) otherwise, and
+    :class:`EmbeddedRedisError` or :class:`OSError` if the embedded server cannot start. An empty
+    ``redis_url`` counts as none. The client uses :func:`client_options` unless ``options`` say otherwise.
+    The caller owns both results: ``await client.aclose()``, then ``server.stop()`` if a server was
+    returned. Starting the server runs in a thread, so the event loop is not blocked.
     """
     settings: dict[str, Any] = {**client_options(), **options}
     server: EmbeddedRedis | None = None
+    client: AnyRedis
     if redis_url:
         try:
-            client = AsyncRedis.from_url(redis_url, **settings)
+            client = client_for_url(redis_url, **settings)
         except ValueError as exc:
             raise StoreUnavailable(f"REDIS_URL is not a Redis URL: {exc}") from exc
         url = redis_url
