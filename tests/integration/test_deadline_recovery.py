@@ -1,9 +1,9 @@
 """Deadlines survive a worker that dies after its claim, and the sweep arms again the ones the store lost.
 
 Workers are services on the Redis stores wired as in production (deadlines change atomically with the table
-write), on the session server with the test's key prefix, or on an :class:`~bot.store.embedded.EmbeddedRedis`
-of the test's own when the test stops the server. "Worker A dies after its claim" is a bare ``claim_due`` on
-A's store that nothing follows.
+write), on the session server and on the session cluster with the test's key prefix, or on an
+:class:`~bot.store.embedded.EmbeddedRedis` of the test's own when the test stops the server. "Worker A dies
+after its claim" is a bare ``claim_due`` on A's store that nothing follows.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from bot.model import ChatRef, TableStatus
 from bot.store.embedded import EmbeddedRedis
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import RedisPreferences
-from bot.store.redis_store import RedisDeadlineStore, RedisTableStore
+from bot.store.redis_store import AnyRedis, RedisDeadlineStore, RedisTableStore
 from bot.sweep import DeadlineSweep, rearm_lost_deadlines
 from bot.views import Outcome
 
-ClientFactory = Callable[..., Awaitable[Redis]]
+ClientFactory = Callable[..., Awaitable[AnyRedis]]
 PAUSED = FlowSettings(turn_timeout=60, machine_delay=2, next_hand_delay=4, catch_window=3, lobby_timeout=900)
 LEASE = 30.0
 THIRD = ChatRef("tg:-300", False, "Third group")
@@ -52,7 +52,7 @@ def quick_client(url: str) -> Redis:
     )
 
 
-def worker(client: Redis, prefix: str, **kwargs: Any) -> Harness:
+def worker(client: AnyRedis, prefix: str, **kwargs: Any) -> Harness:
     """A service on Redis wired like ``bot.bootstrap.redis_service`` (fake clock, seeded randomness)."""
     h = Harness(
         tables=RedisTableStore(client, prefix=prefix),
@@ -66,10 +66,14 @@ def worker(client: Redis, prefix: str, **kwargs: Any) -> Harness:
     return h
 
 
-async def scheduled(client: Redis, prefix: str, key: str) -> float | None:
+async def scheduled(client: AnyRedis, prefix: str, key: str) -> float | None:
     """The due time of a deadline key in the store, or ``None`` if it is not scheduled."""
-    score = await client.zscore(f"{prefix}deadlines", key)
-    return None if score is None else float(score)
+    return await RedisDeadlineStore(client, prefix).scheduled(key)
+
+
+async def lose(client: AnyRedis, prefix: str, key: str) -> None:
+    """Remove a deadline behind the service's back (as an older version's claim, or an outage, lost it)."""
+    await client.zrem(RedisDeadlineStore(client, prefix).shard_key(key), key)
 
 
 async def test_a_deadline_claimed_by_a_worker_that_died_fires_on_another_after_the_lease(
@@ -136,7 +140,7 @@ async def test_the_sweep_rearms_a_table_whose_deadline_was_lost(
     state = await h.load(lost)
     key, due = state.table.due_key, state.table.due
     assert key is not None and due is not None
-    await client.zrem(f"{key_prefix}deadlines", key)  # lost (as an older version's claim lost it)
+    await lose(client, key_prefix, key)  # lost (as an older version's claim lost it)
     lobby_key = (await h.load(leased)).table.due_key
     assert lobby_key is not None
     await h.deadlines.schedule(lobby_key, h.now - 5)
@@ -161,7 +165,7 @@ async def test_the_deadline_loop_sweeps_at_start_up(make_client: ClientFactory, 
     tid = await h.lobby(GROUP, ANE)
     key = (await h.load(tid)).table.due_key
     assert key is not None
-    await client.zrem(f"{key_prefix}deadlines", key)
+    await lose(client, key_prefix, key)
     fresh = worker(await make_client(), key_prefix, seed=76, clock=h.clock)  # a worker starting now
     stop = asyncio.Event()
 
@@ -221,7 +225,7 @@ async def test_an_outage_is_logged_once_and_the_loop_sweeps_when_the_store_is_ba
         tid = await h.lobby(GROUP, ANE)
         key = (await h.load(tid)).table.due_key
         assert key is not None
-        await client.zrem("mus:deadlines", key)  # lost while the store was going down
+        await lose(client, "mus:", key)  # lost while the store was going down
         server.stop()
 
         async def ignore(outcome: Outcome) -> None:

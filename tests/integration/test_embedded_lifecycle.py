@@ -65,7 +65,7 @@ async def test_connect_gives_clients_short_timeouts(tmp_path: Path, redis_url: s
     client, server = await connect(redis_url, tmp_path / "unused")
     try:
         assert server is None
-        kwargs = client.connection_pool.connection_kwargs
+        kwargs = client.get_connection_kwargs()  # the pool's, or (a cluster) every node's
         assert (
             kwargs["socket_timeout"] == kwargs["socket_connect_timeout"] == client_options()["socket_timeout"]
         )

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 import redis.exceptions
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -29,6 +29,11 @@ from bot.leaderboard import (
 )
 from bot.leaderboard.model import MODEL, RankBy, apply_result, is_ranked
 from bot.store import StoreUnavailable
+from bot.store.redis_store import AnyRedis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from redis_servers import sync_client
 
 ANA = PlayerRef("tg:1", "Ana")
 BEA = PlayerRef("tg:2", "Bea")
@@ -38,7 +43,7 @@ MACHINE = PlayerRef("machine:normal", "Máquina")
 CHAT = "tg:-100"
 OTHER_CHAT = "tg:-200"
 
-ClientFactory = Callable[..., Awaitable[Redis]]
+ClientFactory = Callable[..., Awaitable[AnyRedis]]
 Teams = tuple[tuple[PlayerRef, PlayerRef], tuple[PlayerRef, PlayerRef]]
 
 
@@ -60,7 +65,7 @@ def _text(value: object) -> str:
 
 
 @pytest.fixture
-def board(redis_client: Redis, key_prefix: str) -> RedisLeaderboard:
+def board(redis_client: AnyRedis, key_prefix: str) -> RedisLeaderboard:
     return RedisLeaderboard(redis_client, prefix=key_prefix)
 
 
@@ -85,16 +90,23 @@ async def test_winners_up_losers_down_in_chat_and_global(board: RedisLeaderboard
     assert await board.entry(OTHER_CHAT, ANA.key) is None
 
 
-async def test_key_layout(board: RedisLeaderboard, redis_client: Redis, key_prefix: str) -> None:
+async def test_key_layout(
+    board: RedisLeaderboard, redis_client: AnyRedis, key_prefix: str, on_cluster: bool
+) -> None:
+    """One server: the layout of earlier versions. A cluster: the scope is the keys' hash tag."""
+
+    def scope(name: str) -> str:
+        return f"{key_prefix}lb:{{{name}}}:" if on_cluster else f"{key_prefix}lb:{name}:"
+
     await board.record(result(winner=0), now=100.0)
-    fields = await redis_client.hgetall(f"{key_prefix}lb:{CHAT}:p:{ANA.key}")
+    fields = await redis_client.hgetall(f"{scope(CHAT)}p:{ANA.key}")
     assert set(fields) == {
         "name", "mu", "sigma", "games", "games_won", "vacas", "vacas_won", "matches", "matches_won", "last",
     }  # fmt: skip
     stats = PlayerStats.from_fields({str(k): str(v) for k, v in fields.items()})
-    assert await redis_client.zscore(f"{key_prefix}lb:{CHAT}:rating", ANA.key) == stats.ordinal
-    assert await redis_client.zscore(f"{key_prefix}lb:{GLOBAL_SCOPE}:wins", ANA.key) == 1.0
-    assert await redis_client.zcard(f"{key_prefix}lb:{GLOBAL_SCOPE}:rating") == 4
+    assert await redis_client.zscore(f"{scope(CHAT)}rating", ANA.key) == stats.ordinal
+    assert await redis_client.zscore(f"{scope(GLOBAL_SCOPE)}wins", ANA.key) == 1.0
+    assert await redis_client.zcard(f"{scope(GLOBAL_SCOPE)}rating") == 4
 
 
 async def test_machines_vacas_matches_and_names(board: RedisLeaderboard) -> None:
@@ -114,7 +126,7 @@ async def test_machines_vacas_matches_and_names(board: RedisLeaderboard) -> None
     assert {e.key for e in await board.top(CHAT)} == {ANA.key, BEA.key}
 
 
-async def test_machines_are_not_ranked(board: RedisLeaderboard, redis_client: Redis, key_prefix: str) -> None:
+async def test_machines_are_not_ranked(board: RedisLeaderboard, redis_client: AnyRedis) -> None:
     """Issue 9: "1. 🤖 Nerea · 1049". Machine keys stay out of the sorted sets; entries left there by an
     older version are skipped by ``top`` and removed by the next result the machine plays."""
     nerea = PlayerRef("machine:normal:nerea", "🤖 Nerea")
@@ -220,18 +232,18 @@ async def test_concurrent_results_lose_nothing(make_client: ClientFactory, key_p
 
 
 async def test_a_conflicting_write_is_retried(
-    board: RedisLeaderboard, redis_url: str, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+    board: RedisLeaderboard, redis_url: str, on_cluster: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another writer touches a watched hash between the read and EXEC: the record is redone, not doubled."""
+    """Another writer touches a hash between the read and the write: the record is redone, not doubled."""
     await board.record(result(winner=0), now=1.0)
-    sync = redis.Redis.from_url(redis_url)
+    sync = sync_client(redis_url)
     calls = 0
 
     def interfering_apply(*args: Any, **kwargs: Any) -> dict[str, PlayerStats]:
         nonlocal calls
         calls += 1
         if calls == 1:
-            sync.hset(f"{key_prefix}lb:{CHAT}:p:{ANA.key}", "name", "Touched")
+            sync.hset(board.player_key(CHAT, ANA.key), "name", "Touched")
         return apply_result(*args, **kwargs)
 
     monkeypatch.setattr(redis_store_module, "apply_result", interfering_apply)
@@ -239,19 +251,20 @@ async def test_a_conflicting_write_is_retried(
         await board.record(result(winner=1), now=2.0)
     finally:
         sync.close()
-    assert calls == 4  # two scopes per attempt, two attempts
+    # One server: two scopes per attempt, two attempts. A cluster: the chat's scope twice, the global once.
+    assert calls == (3 if on_cluster else 4)
     ana = await board.entry(CHAT, ANA.key)
     assert ana is not None and (ana.games, ana.games_won, ana.name) == (2, 1, "Ana")
 
 
 async def test_endless_conflicts_raise_busy(
-    redis_client: Redis, redis_url: str, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+    redis_client: AnyRedis, redis_url: str, key_prefix: str, on_cluster: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     board = RedisLeaderboard(redis_client, prefix=key_prefix, max_attempts=3, backoff_seconds=0)
-    sync = redis.Redis.from_url(redis_url)
+    sync = sync_client(redis_url)
 
     def interfering_apply(*args: Any, **kwargs: Any) -> dict[str, PlayerStats]:
-        sync.hincrby(f"{key_prefix}lb:{GLOBAL_SCOPE}:p:{DANI.key}", "touched", 1)
+        sync.hincrby(board.player_key(GLOBAL_SCOPE, DANI.key), "touched", 1)
         return apply_result(*args, **kwargs)
 
     monkeypatch.setattr(redis_store_module, "apply_result", interfering_apply)
@@ -260,7 +273,11 @@ async def test_endless_conflicts_raise_busy(
             await board.record(result(), now=1.0)
     finally:
         sync.close()
-    assert await board.entry(CHAT, ANA.key) is None  # nothing written
+    if on_cluster:  # one scope after the other: the chat's was written before the global one gave up
+        chat = await board.entry(CHAT, ANA.key)
+        assert chat is not None and chat.games == 1
+    else:
+        assert await board.entry(CHAT, ANA.key) is None  # nothing written
     assert await board.top(GLOBAL_SCOPE) == []
 
 

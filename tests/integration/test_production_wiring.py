@@ -6,7 +6,6 @@ import itertools
 import random
 
 import pytest
-from redis.asyncio import Redis
 
 from bot.bootstrap import redis_service
 from bot.flow import FlowSettings
@@ -15,11 +14,12 @@ from bot.leaderboard.queue import RedisResultQueue
 from bot.model import ChatRef, TableStatus, UserRef
 from bot.store import RedisDeadlineStore, RedisTableStore, VersionConflict
 from bot.store.ports import DeadlineChanges
+from bot.store.redis_store import AnyRedis
 
 USER = UserRef("t:1", "Ane", "en")
 
 
-def _service(redis: Redis, prefix: str, flow: FlowSettings):  # type: ignore[no-untyped-def]
+def _service(redis: AnyRedis, prefix: str, flow: FlowSettings):  # type: ignore[no-untyped-def]
     seeds = itertools.count(1)
     ids = (f"w{i:07d}" for i in itertools.count())
     return redis_service(
@@ -47,7 +47,7 @@ async def test_deadlines_change_with_the_write_and_only_if_it_succeeds(
     assert await deadline_store.claim_due(100.0) == ["new"]
 
 
-async def test_results_queue_round_trips_and_skips_garbage(redis_client: Redis, key_prefix: str) -> None:
+async def test_results_queue_round_trips_and_skips_garbage(redis_client: AnyRedis, key_prefix: str) -> None:
     queue = RedisResultQueue(redis_client, key_prefix)
     a, b, c, d = (PlayerRef(f"k{i}", f"N{i}") for i in range(4))
     result = GameResult("chat", ((a, c), (b, d)), 1, "vaca")
@@ -59,7 +59,7 @@ async def test_results_queue_round_trips_and_skips_garbage(redis_client: Redis, 
 
 
 async def test_a_machine_match_is_rated_once_its_queued_results_are_drained(
-    redis_client: Redis, key_prefix: str
+    redis_client: AnyRedis, key_prefix: str
 ) -> None:
     service = _service(redis_client, key_prefix, FlowSettings(machine_delay=0, next_hand_delay=0))
     chat = ChatRef("t:chat", private=False, title="T")

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -39,8 +40,9 @@ from bot.store import (
     connect,
     update_with_retries,
 )
+from bot.store.redis_store import AnyRedis, shard_tags
 
-ClientFactory = Callable[..., Awaitable[Redis]]  # the make_client fixture (see conftest.py)
+ClientFactory = Callable[..., Awaitable[AnyRedis]]  # the make_client fixture (see conftest.py)
 WEEK = 7 * 86400
 
 
@@ -53,6 +55,18 @@ def quick_client(url: str, **options: Any) -> Redis:
         "retry": Retry(ExponentialBackoff(cap=0.05, base=0.005), 2),
     }
     return Redis.from_url(url, **{**settings, **options})
+
+
+async def live_members(store: RedisTableStore) -> set[str]:
+    """Every member of the live set (of every shard of it on a cluster)."""
+    return {str(tid) for key in store.live_keys for tid in await store.redis.smembers(key)}
+
+
+async def scheduled_count(
+    store: RedisDeadlineStore, low: float | str = "-inf", high: float | str = "+inf"
+) -> int:
+    """How many deadlines are scheduled (every shard on a cluster), with a due time in [low, high]."""
+    return sum([int(await store.redis.zcount(key, low, high)) for key in store.keys])
 
 
 def _increment(table: StoredTable) -> Mutation:
@@ -72,14 +86,23 @@ def test_redis_stores_satisfy_the_ports(
 
 
 async def test_create_load_and_key_layout(
-    table_store: RedisTableStore, redis_client: Redis, key_prefix: str
+    table_store: RedisTableStore, redis_client: AnyRedis, key_prefix: str, on_cluster: bool
 ) -> None:
+    """One server: the layout of earlier versions. A cluster: a table's key carries its shard's hash tag."""
     data = json.dumps({"schema": 1, "text": "órdago ñ 🂠", "seats": list(range(100))}, ensure_ascii=False)
     created = await table_store.create("t1", data, chat_key="tg:-100", user_keys=["tg:1", "tg:2"])
     assert created == StoredTable("t1", 1, data)
     assert await table_store.load("t1") == created
     assert await table_store.load("missing") is None
-    assert await redis_client.hgetall(f"{key_prefix}table:t1") == {
+    if on_cluster:
+        shard = zlib.crc32(b"t1") % 16
+        table_key = f"{key_prefix}{{{shard_tags()[shard]}}}:table:t1"
+        assert await redis_client.smembers(f"{key_prefix}{{{shard_tags()[shard]}}}:tables:live") == {"t1"}
+    else:
+        table_key = f"{key_prefix}table:t1"
+        assert await redis_client.smembers(f"{key_prefix}tables:live") == {"t1"}
+    assert table_store.table_key("t1") == table_key
+    assert await redis_client.hgetall(table_key) == {
         "v": "1",
         "data": data,
         "chat": "tg:-100",
@@ -88,12 +111,12 @@ async def test_create_load_and_key_layout(
     }
     assert await redis_client.get(f"{key_prefix}chat:tg:-100") == "t1"
     assert await redis_client.get(f"{key_prefix}user:tg:1") == "t1"
-    assert await redis_client.ttl(f"{key_prefix}table:t1") == -1
+    assert await redis_client.ttl(table_key) == -1
     assert await table_store.table_for_chat("tg:-100") == "t1"
     assert await table_store.table_for_user("tg:2") == "t1"
     assert await table_store.table_for_user("tg:3") is None
     await table_store.create("t2", "solo", chat_key="tg:5", user_keys=[])
-    assert await redis_client.hget(f"{key_prefix}table:t2", "users") == "[]"
+    assert await redis_client.hget(table_store.table_key("t2"), "users") == "[]"
 
 
 async def test_create_existing_id_fails_and_changes_nothing(table_store: RedisTableStore) -> None:
@@ -129,7 +152,7 @@ async def test_compare_and_set_bumps_the_version(table_store: RedisTableStore) -
 
 
 async def test_stale_version_conflicts_and_changes_nothing(
-    table_store: RedisTableStore, redis_client: Redis, key_prefix: str
+    table_store: RedisTableStore, redis_client: AnyRedis, key_prefix: str
 ) -> None:
     await table_store.create("t1", "v1", chat_key="c1", user_keys=["u1"])
     await table_store.compare_and_set("t1", 1, "v2", chat_key=None, user_keys=["u1"], finished=False)
@@ -237,7 +260,7 @@ async def test_indexes_follow_the_latest_write(table_store: RedisTableStore) -> 
 
 
 async def test_finish_cleans_indexes_and_sets_a_week_ttl(
-    table_store: RedisTableStore, redis_client: Redis, key_prefix: str
+    table_store: RedisTableStore, redis_client: AnyRedis, key_prefix: str
 ) -> None:
     await table_store.create("t1", "v1", chat_key="c1", user_keys=["u1", "u2"])
     await table_store.compare_and_set("t1", 1, "v2", chat_key=None, user_keys=["u1", "u2"], finished=False)
@@ -247,21 +270,21 @@ async def test_finish_cleans_indexes_and_sets_a_week_ttl(
     assert await table_store.table_for_user("u1") is None
     assert await table_store.table_for_user("u2") is None
     assert await table_store.load("t1") == done  # still there for stale buttons
-    assert WEEK - 5 <= await redis_client.ttl(f"{key_prefix}table:t1") <= WEEK
+    assert WEEK - 5 <= await redis_client.ttl(table_store.table_key("t1")) <= WEEK
     remaining = [key async for key in redis_client.scan_iter(match=f"{key_prefix}*")]
-    assert remaining == [f"{key_prefix}table:t1"]
+    assert remaining == [table_store.table_key("t1")]
     # A non-finished write reopens it: persistent and indexed again.
     await table_store.compare_and_set("t1", 3, "again", chat_key=None, user_keys=["u2"], finished=False)
-    assert await redis_client.ttl(f"{key_prefix}table:t1") == -1
+    assert await redis_client.ttl(table_store.table_key("t1")) == -1
     assert await table_store.table_for_chat("c1") == "t1"
     assert await table_store.table_for_user("u2") == "t1"
 
 
-async def test_finished_ttl_is_configurable(redis_client: Redis, key_prefix: str) -> None:
+async def test_finished_ttl_is_configurable(redis_client: AnyRedis, key_prefix: str) -> None:
     store = RedisTableStore(redis_client, prefix=key_prefix, finished_ttl_seconds=120)
     await store.create("t1", "v1", chat_key="c1", user_keys=[])
     await store.compare_and_set("t1", 1, "end", chat_key=None, user_keys=[], finished=True)
-    assert 115 <= await redis_client.ttl(f"{key_prefix}table:t1") <= 120
+    assert 115 <= await redis_client.ttl(store.table_key("t1")) <= 120
     with pytest.raises(ValueError):
         RedisTableStore(redis_client, finished_ttl_seconds=0)
 
@@ -278,7 +301,7 @@ async def test_finishing_an_old_table_keeps_a_newer_tables_index(table_store: Re
 
 
 async def test_delete_removes_value_and_indexes(
-    table_store: RedisTableStore, redis_client: Redis, key_prefix: str
+    table_store: RedisTableStore, redis_client: AnyRedis, key_prefix: str
 ) -> None:
     await table_store.create("t1", "v1", chat_key="c1", user_keys=["u1", "u2"])
     await table_store.delete("t1")
@@ -287,7 +310,7 @@ async def test_delete_removes_value_and_indexes(
     assert await table_store.load("t1") is None
 
 
-async def test_prefixes_isolate_namespaces(redis_client: Redis, key_prefix: str) -> None:
+async def test_prefixes_isolate_namespaces(redis_client: AnyRedis, key_prefix: str) -> None:
     a = RedisTableStore(redis_client, prefix=f"{key_prefix}a:")
     b = RedisTableStore(redis_client, prefix=f"{key_prefix}b:")
     await a.create("t1", "from a", chat_key="c1", user_keys=["u1"])
@@ -367,7 +390,7 @@ async def test_same_semantics_as_the_memory_store(table_store: RedisTableStore) 
 
 
 async def test_live_tables_follow_create_finish_reopen_and_delete(
-    table_store: RedisTableStore, redis_client: Redis
+    table_store: RedisTableStore, redis_client: AnyRedis
 ) -> None:
     assert await table_store.live_tables() == []
     for tid in ("t2", "t1", "t3"):
@@ -376,16 +399,16 @@ async def test_live_tables_follow_create_finish_reopen_and_delete(
     await table_store.compare_and_set("t1", 1, "b", chat_key=None, user_keys=[], finished=True)
     await table_store.delete("t3")
     assert await table_store.live_tables() == ["t2"]
-    assert await redis_client.smembers(table_store.live_key) == {"t2"}  # the index itself is kept tidy
+    assert await live_members(table_store) == {"t2"}  # the index itself is kept tidy
     await table_store.compare_and_set("t1", 2, "c", chat_key=None, user_keys=[], finished=False)
     assert await table_store.live_tables() == ["t1", "t2"]
     await redis_client.delete(table_store.table_key("t2"))  # a table that vanished behind the store's back
     assert await table_store.live_tables() == ["t1"]
-    assert await redis_client.smembers(table_store.live_key) == {"t1"}
+    assert await live_members(table_store) == {"t1"}
 
 
 async def test_tables_stored_before_the_live_index_are_found_by_a_new_process(
-    redis_client: Redis, key_prefix: str
+    redis_client: AnyRedis, key_prefix: str
 ) -> None:
     """A table written by an older version (no live index) is indexed by the first sweep of a new process."""
     old = RedisTableStore(redis_client, prefix=key_prefix)
@@ -393,14 +416,14 @@ async def test_tables_stored_before_the_live_index_are_found_by_a_new_process(
     await old.create("t2", "a", chat_key="c2", user_keys=[])
     await old.compare_and_set("t2", 1, "b", chat_key=None, user_keys=[], finished=True)
     await old.create("t[*]", "a", chat_key="c3", user_keys=[])
-    await redis_client.delete(old.live_key)  # as an older version left them
+    await redis_client.delete(*old.live_keys)  # as an older version left them
     other = RedisTableStore(redis_client, prefix=f"{key_prefix}x:")
     await other.create("t9", "a", chat_key="c9", user_keys=[])  # another namespace is not ours
-    await redis_client.delete(other.live_key)
+    await redis_client.delete(*other.live_keys)
     new = RedisTableStore(redis_client, prefix=key_prefix)
     assert await new.live_tables() == ["t1", "t[*]"]
-    assert await redis_client.smembers(new.live_key) == {"t1", "t[*]"}
-    await redis_client.delete(new.live_key)
+    assert await live_members(new) == {"t1", "t[*]"}
+    await redis_client.delete(*new.live_keys)
     assert await new.live_tables() == []  # later calls read the index only
 
 
@@ -408,7 +431,7 @@ async def test_tables_stored_before_the_live_index_are_found_by_a_new_process(
 
 
 async def test_deadlines_schedule_move_cancel_claim(
-    deadline_store: RedisDeadlineStore, redis_client: Redis, key_prefix: str
+    deadline_store: RedisDeadlineStore, redis_client: AnyRedis, key_prefix: str
 ) -> None:
     now = time.time()
     assert await deadline_store.next_due() is None
@@ -418,7 +441,7 @@ async def test_deadlines_schedule_move_cancel_claim(
     await deadline_store.schedule("t3:9:lobby", now + 200)
     assert await deadline_store.next_due() == now - 10.125  # scores round-trip exactly
     await deadline_store.schedule("t2:1:turn", now + 150)  # moves
-    assert await redis_client.zcard(f"{key_prefix}deadlines") == 3
+    assert await scheduled_count(deadline_store) == 3
     assert await deadline_store.next_due() == now + 0.25
     await deadline_store.cancel("t3:9:lobby")
     await deadline_store.cancel("never-scheduled")
@@ -444,13 +467,17 @@ async def test_claim_due_respects_limit_and_order(deadline_store: RedisDeadlineS
 
 
 async def test_claim_due_leases_large_batches(
-    deadline_store: RedisDeadlineStore, redis_client: Redis
+    deadline_store: RedisDeadlineStore, redis_client: AnyRedis
 ) -> None:
-    await redis_client.zadd(deadline_store.key, {f"k{i:05d}": float(i) for i in range(2500)})
+    by_shard: dict[str, dict[str, float]] = {}
+    for i in range(2500):
+        by_shard.setdefault(deadline_store.shard_key(f"k{i:05d}"), {})[f"k{i:05d}"] = float(i)
+    for key, members in by_shard.items():
+        await redis_client.zadd(key, members)
     claimed = await deadline_store.claim_due(1e9, limit=10_000)
     assert claimed == [f"k{i:05d}" for i in range(2500)]
     until = 1e9 + deadline_store.lease_seconds
-    assert await redis_client.zcount(deadline_store.key, until, until) == 2500
+    assert await scheduled_count(deadline_store, until, until) == 2500
     assert await deadline_store.claim_due(1e9, limit=10_000) == []
 
 
@@ -483,7 +510,9 @@ async def test_two_workers_racing_claim_every_deadline_exactly_once(
 
 
 @pytest.fixture(params=["memory", "redis"])
-def leased_deadlines(request: pytest.FixtureRequest, redis_client: Redis, key_prefix: str) -> DeadlineStore:
+def leased_deadlines(
+    request: pytest.FixtureRequest, redis_client: AnyRedis, key_prefix: str
+) -> DeadlineStore:
     """A deadline store with a 30 s lease: the in-memory fake or Redis (the same contract)."""
     if request.param == "memory":
         return MemoryDeadlineStore(lease_seconds=30.0)

@@ -1,9 +1,9 @@
 """The bot service on a real Redis: restarts, outages, concurrent workers, a whole match.
 
 Services are built like :func:`bot.bootstrap.build_app` does (Redis tables, deadlines, preferences and
-leaderboard) on the session server of ``conftest.py`` with the test's key prefix, or on an
-:class:`~bot.store.embedded.EmbeddedRedis` of the test's own when the test stops and restarts the server.
-Two services on two clients stand for two workers of the bot.
+leaderboard) on the session server and on the session cluster of ``conftest.py`` with the test's key prefix,
+or on an :class:`~bot.store.embedded.EmbeddedRedis` of the test's own when the test stops and restarts the
+server. Two services on two clients stand for two workers of the bot.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from bot.leaderboard import GLOBAL_SCOPE, RedisLeaderboard
 from bot.model import TableStatus, UserRef
 from bot.store.embedded import EmbeddedRedis
 from bot.store.prefs import RedisPreferences
-from bot.store.redis_store import RedisDeadlineStore, RedisTableStore
+from bot.store.redis_store import AnyRedis, RedisDeadlineStore, RedisTableStore
 
-ClientFactory = Callable[..., Awaitable[Redis]]
+ClientFactory = Callable[..., Awaitable[AnyRedis]]
 UNAVAILABLE = "The game store is unavailable right now; try again in a moment."
 PAUSED = FlowSettings(turn_timeout=60, machine_delay=2, next_hand_delay=4, catch_window=3, lobby_timeout=900)
 USERS = {ANE.key: ANE, BRAIS.key: BRAIS}
@@ -57,7 +57,7 @@ def quick_client(url: str, **options: Any) -> Redis:
     return Redis.from_url(url, **{**settings, **options})
 
 
-def worker(client: Redis, prefix: str, *, settings: FlowSettings = ZERO, **kwargs: Any) -> Harness:
+def worker(client: AnyRedis, prefix: str, *, settings: FlowSettings = ZERO, **kwargs: Any) -> Harness:
     """A service on Redis, wired like bootstrap.build_app (fake clock, seeded randomness)."""
     return Harness(
         tables=RedisTableStore(client, prefix=prefix),
@@ -249,7 +249,7 @@ async def test_a_deadline_claimed_by_two_workers_fires_once(
 
 
 async def test_a_four_machine_match_on_redis_ends_with_a_winner_and_leaderboards(
-    redis_client: Redis, key_prefix: str
+    redis_client: AnyRedis, key_prefix: str
 ) -> None:
     h = worker(redis_client, key_prefix, seed=81)
     await english(h)
@@ -259,7 +259,7 @@ async def test_a_four_machine_match_on_redis_ends_with_a_winner_and_leaderboards
     assert state.table.status is TableStatus.FINISHED
     assert state.table.match.winner in (0, 1)
     assert await h.tables.table_for_chat(GROUP.key) is None
-    ttl = await redis_client.ttl(f"{key_prefix}table:{o.table}")
+    ttl = await redis_client.ttl(RedisTableStore(redis_client, key_prefix).table_key(o.table))
     assert 0 < ttl <= 7 * 86400  # finished tables expire
     # Machine seats are not players: never listed on a leaderboard.
     assert await h.leaderboard.top(GROUP.key) == [] and await h.leaderboard.top(GLOBAL_SCOPE) == []

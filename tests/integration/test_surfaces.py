@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from redis.asyncio import Redis
 
+from bot.store.redis_store import AnyRedis
 from bot.store.surfaces import MemorySurfaces, RedisSurfaces, SurfaceStore
 
 
 @pytest.fixture(params=["memory", "redis"])
-def surfaces(request: pytest.FixtureRequest, redis_client: Redis, key_prefix: str) -> SurfaceStore:
+def surfaces(request: pytest.FixtureRequest, redis_client: AnyRedis, key_prefix: str) -> SurfaceStore:
     if request.param == "memory":
         return MemorySurfaces()
     return RedisSurfaces(redis_client, key_prefix)
@@ -39,7 +39,7 @@ async def test_who_can_be_written_to_privately(surfaces: SurfaceStore) -> None:
     assert not await surfaces.reachable("tg:7")
 
 
-async def test_the_redis_layout_is_the_one_deployed_before(redis_client: Redis, key_prefix: str) -> None:
+async def test_the_redis_layout_is_the_one_deployed_before(redis_client: AnyRedis, key_prefix: str) -> None:
     """Message ids and reachable users written by earlier versions are still found (no table loses its
     messages on an upgrade): ``{prefix}tg:surf:{table}`` → ``{chat id}:{slot}``, ``{prefix}tg:reachable``."""
     await redis_client.hset(f"{key_prefix}tg:surf:t0000009", "-100:table", 77)
