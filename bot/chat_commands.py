@@ -6,6 +6,7 @@ leaderboard); :class:`bot.service.Service` inherits these commands, so adapters 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 from bot.context import lang_for, say
@@ -85,6 +86,13 @@ class ChatCommands:
             return await self.deps.once.first(delivery_id)
         except StoreUnavailable:
             return True
+
+    async def delivered(self, delivery_id: str) -> None:
+        """The update or interaction ``delivery_id`` was handled: a later delivery of it is ignored (see
+        :mod:`bot.store.once`: until then a worker holds it only briefly, so one that died while handling it
+        does not make a retry of it be ignored for good)."""
+        with contextlib.suppress(StoreUnavailable):
+            await self.deps.once.done(delivery_id)
 
     async def admit(self, chat: ChatRef, user: UserRef) -> Outcome | None:
         """``None`` if ``user`` may run a command in ``chat`` now; else what to answer instead: "slow down"

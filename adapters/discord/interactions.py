@@ -91,15 +91,18 @@ class DiscordHandlers:
 
     @contextlib.asynccontextmanager
     async def _answering(
-        self, interaction: discord.Interaction[Any], user: UserRef, what: str
+        self, interaction: discord.Interaction[Any], user: UserRef, what: str, *, delivered: bool = False
     ) -> AsyncIterator[None]:
-        """Handle one interaction: counted while it runs, answered whatever happens inside."""
+        """Handle one interaction: counted while it runs, answered whatever happens inside, and (with
+        ``delivered``) remembered as handled afterwards."""
         with self._handling():
             try:
                 yield
             except Exception:
                 log.exception("%s failed", what)
                 await self._internal_error(interaction, user)
+            if delivered:
+                await self.service.delivered(f"dc:interaction:{interaction.id}")
 
     async def _first(self, interaction: discord.Interaction[Any]) -> bool:
         """Whether this interaction is delivered for the first time (a replay after a gateway resume, or to
@@ -175,7 +178,7 @@ class DiscordHandlers:
         user, chat = user_ref(interaction), chat_ref(interaction)
         if not await self._first(interaction):
             return
-        async with self._answering(interaction, user, "slash command"):
+        async with self._answering(interaction, user, "slash command", delivered=True):
             refused = await self.service.admit(chat, user)
             if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
                 await self._say(interaction, refused.answer or DONE)
@@ -222,7 +225,7 @@ class DiscordHandlers:
         user, chat = user_ref(interaction), chat_ref(interaction)
         if not await self._first(interaction):
             return
-        async with self._answering(interaction, user, "button press"):
+        async with self._answering(interaction, user, "button press", delivered=True):
             pressed = self.service.press(user, data, chat)
             outcome = await self._in_time(interaction, pressed, command=False)
             token = _parse(data)

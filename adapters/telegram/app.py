@@ -105,6 +105,7 @@ def build_application(
     ):
         application.add_handler(CommandHandler(name, callback))
     application.add_handler(CallbackQueryHandler(handlers.button))
+    application.add_handler(TypeHandler(Update, handlers.handled), group=1)  # after the handler
     return application, runtime
 
 

@@ -104,9 +104,17 @@ class TelegramHandlers:
 
     async def once(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Before every handler: an update delivered again (a webhook retried by Telegram) acts once."""
-        if not await self.service.first_delivery(f"tg:{context.bot.id}:update:{update.update_id}"):
+        if not await self.service.first_delivery(self._delivery_id(update, context)):
             log.info("update %s delivered again: ignored", update.update_id)
             raise ApplicationHandlerStop
+
+    async def handled(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """After every handler: the update is remembered as handled."""
+        await self.service.delivered(self._delivery_id(update, context))
+
+    @staticmethod
+    def _delivery_id(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str:
+        return f"tg:{context.bot.id}:update:{update.update_id}"
 
     # --- commands ------------------------------------------------------------------------------------
 

@@ -47,3 +47,27 @@ async def test_redis_outbox_keeps_order_pops_once_and_is_capped(redis_client: Re
         assert await box.pop("dc") == views[-3:]  # the oldest dropped
     finally:
         outbox_module.OUTBOX_CAP = 10_000
+
+
+async def test_a_delivery_held_by_a_worker_that_died_is_handled_after_the_lease(
+    redis_client: Redis, key_prefix: str
+) -> None:
+    dead, alive = RedisOnce(redis_client, key_prefix), RedisOnce(redis_client, key_prefix)
+    assert await dead.first("tg:1:update:7", ttl=1)  # claimed, then the worker is killed: never done
+    assert not await alive.first("tg:1:update:7", ttl=1)  # while it may still be handled: left alone
+    await asyncio.sleep(1.1)
+    assert await alive.first("tg:1:update:7", ttl=1)  # the retry is handled
+    await alive.done("tg:1:update:7")
+    await asyncio.sleep(1.1)
+    assert not await dead.first("tg:1:update:7", ttl=1)  # handled: remembered long after the lease
+
+
+async def test_memory_once_holds_briefly_and_remembers_what_was_handled() -> None:
+    now = [0.0]
+    once = MemoryOnce(clock=lambda: now[0])
+    assert await once.first("a", ttl=5) and not await once.first("a", ttl=5)
+    now[0] = 6.0
+    assert await once.first("a", ttl=5)  # the first holder never said it was done
+    await once.done("a", ttl=600)
+    now[0] = 100.0
+    assert not await once.first("a", ttl=5)
