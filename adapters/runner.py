@@ -78,7 +78,8 @@ async def serve(
             stoppers.append(client.stop)
             if health is not None:
                 health.checks["discord"] = client.ready
-        # What a previous process still had queued when it died is lost: show the recent tables as they are.
+        # What a previous process still had queued when it died is lost: show the recent tables as they are
+    # (two minutes: longer than any backlog; each redraw a chat already shows costs it one "not modified").
         await deadlines.on_outcome(await app.service.redraw_recent())
         deadlines.start()
         await stop.wait()

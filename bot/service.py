@@ -212,7 +212,7 @@ class Service(TableWork, ChatCommands):
         current = await self.show_table(outcome.table, user, fresh=False)
         return replace(outcome, messages=outcome.messages + current.messages)
 
-    async def redraw_recent(self, within: float = 300.0) -> Outcome:
+    async def redraw_recent(self, within: float = 120.0) -> Outcome:
         """The current views of every live table written in the last ``within`` seconds (start-up: a view
         still queued when the previous process died was lost with it)."""
         since = self.deps.clock() - within
