@@ -12,10 +12,11 @@ cards after the discards, a table posted again): the old message loses its butto
 lane, so that a chat never shows two live keyboards for one slot — unless the cache of what each slot shows
 proves the old one had none.
 
-The platform is a :class:`Transport` (send, edit, clear the buttons) whose failures are typed: ``NotModified``
-is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the newest state;
-``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops their private
-views without affecting the table; other refusals are logged and the view dropped.
+The platform is a :class:`~bot.transport.Transport` (send, edit, clear the buttons) whose failures are
+typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
+newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
+their private views without affecting the table; other refusals are logged and the view dropped. (The
+protocol and the errors are re-exported here for the adapters.)
 """
 
 from __future__ import annotations
@@ -26,14 +27,35 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from bot import metrics
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
+from bot.transport import (
+    DeliveryError,
+    MessageGone,
+    NotModified,
+    RateLimited,
+    Refused,
+    Transport,
+    Unreachable,
+)
 from bot.views import OutMessage
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "COALESCING_SLOTS",
+    "Delivery",
+    "DeliveryError",
+    "MessageGone",
+    "NotModified",
+    "RateLimited",
+    "Refused",
+    "Transport",
+    "Unreachable",
+    "destination",
+]
 
 #: Slots whose newer state replaces a pending older one.
 COALESCING_SLOTS = frozenset({"lobby", "table", "hand"})
@@ -42,54 +64,6 @@ LANES_BEFORE_SWEEP = 1000
 #: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
 MAX_PENDING_NOTICES = 20
 _SHOWN_CAP = 50_000
-
-
-class DeliveryError(Exception):
-    """The platform did not take a call."""
-
-
-class NotModified(DeliveryError):
-    """An edit that would change nothing: the message already shows it (a success)."""
-
-
-class MessageGone(DeliveryError):
-    """The message to edit no longer exists or can no longer be edited: post the view again."""
-
-
-class Unreachable(DeliveryError):
-    """The chat cannot be written to (a user who blocked the bot, or never opened it; closed DMs)."""
-
-
-class RateLimited(DeliveryError):
-    """The platform asks to wait ``retry_after`` seconds before the next call."""
-
-    def __init__(self, retry_after: float) -> None:
-        super().__init__(f"retry after {retry_after} s")
-        self.retry_after = retry_after
-
-
-class Refused(DeliveryError):
-    """Any other refusal (a bad request): the view is dropped and the reason logged."""
-
-
-class Transport(Protocol):
-    """One platform's calls, on the core's chat keys (``tg:-100123``) and string message ids."""
-
-    def owns(self, chat: str) -> bool:
-        """Whether ``chat`` is a key of this platform (views for other platforms are not for it)."""
-        ...
-
-    async def send(self, chat: str, message: OutMessage) -> str:
-        """Post a new message showing ``message``; its id."""
-        ...
-
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
-        """Make message ``message_id`` show ``message`` (text and buttons)."""
-        ...
-
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
-        """Remove the buttons of a message (its text stays)."""
-        ...
 
 
 @dataclass

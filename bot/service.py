@@ -9,21 +9,21 @@ catch windows) live in the deadline store and are fired by :meth:`Service.fire_d
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from dataclasses import replace
 
-from bot import lobby, steps, timers
+from bot import lobby, steps
 from bot.chat_commands import ChatCommands
 from bot.context import lang_for, say
+from bot.deadline_work import DeadlineWork
 from bot.deps import ServiceDeps, secure_rng, secure_table_id
 from bot.flow import Answer, TableContext
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.invites import Invitation, Invite, JoinSeat, SendHand
-from bot.metrics import DEADLINE_LAG, measured_command, record_press
+from bot.metrics import measured_command, record_press
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
 from bot.store.ports import (
@@ -38,7 +38,6 @@ from bot.tokens import (
     language_token,
     parse_token,
 )
-from bot.unit_of_work import TableWork
 from bot.views import Button, Outcome, OutMessage
 
 __all__ = ["Service", "ServiceDeps", "lobby_renderer", "secure_rng", "secure_table_id"]
@@ -52,15 +51,12 @@ GAME_KEEPS_LANGUAGE = _("The game in progress stays in {language}.")
 _REPOSTED_CAP = 10_000
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
-#: Seconds before a deadline whose firing failed is tried again.
-RETRY_FAILED_DEADLINE = 2.0
-#: Tables whose deadlines one worker fires at the same time.
-FIRE_CONCURRENCY = 32
 
 
-class Service(TableWork, ChatCommands):
+class Service(DeadlineWork, ChatCommands):
     """Platform-neutral commands of the bot: every table change goes through :class:`TableWork` (one
-    compare-and-set per command); the chat commands come from :class:`ChatCommands`."""
+    compare-and-set per command); deadlines fire through :class:`DeadlineWork`, and the chat commands come
+    from :class:`ChatCommands`."""
 
     def __init__(self, deps: ServiceDeps) -> None:
         """Use the given stores, clock, randomness and machine players."""
@@ -343,80 +339,6 @@ class Service(TableWork, ChatCommands):
 
         outcome = await self._mutate(table_id, user, step)
         return Outcome(answer=answer, messages=outcome.messages, table=table_id)
-
-    # --- deadlines -----------------------------------------------------------------------------------
-
-    async def fire(self, key: str) -> Outcome:
-        """Act on one claimed deadline (a stale one changes nothing)."""
-        table_id = key.split("|", 1)[0]
-        if len(table_id) != 8:
-            return Outcome(ok=False)
-
-        def step(ctx: TableContext) -> Answer:
-            if ctx.table.due_key == key and ctx.table.due is not None:
-                DEADLINE_LAG.observe(max(0.0, ctx.now - ctx.table.due))
-            if timers.fire(ctx, key) and not ctx.changed:
-                ctx.render_hands = False  # a closed catch window only redraws the table
-            return None
-
-        return await self._mutate(table_id, None, step, render_unchanged=key.split("|")[1:2] == ["flash"])
-
-    async def fire_due(self, now: float | None = None, limit: int = 100) -> list[Outcome]:
-        """Claim the deadlines due at ``now`` (atomically: each fires on one worker only) and fire them.
-
-        A claim leases each key (it stays scheduled until the lease ends): a firing that wrote the table
-        removed its key in that write, and one that did not (a stale key, a catch window) is cancelled here,
-        so a worker that dies before either only delays the deadline by the lease. A deadline whose firing
-        failed (the store was down) is scheduled again a little later, so a table never stays stuck waiting
-        for a machine or a deal. An unavailable store returns ``[]`` (the deadline loop reports the outage).
-        """
-        moment = self.deps.clock() if now is None else now
-        await self._reschedule_failed()
-        try:
-            keys = await self.deps.deadlines.claim_due(moment, limit)
-        except StoreUnavailable:
-            log.debug("deadline store unavailable")
-            return []
-        # Deadlines of different tables fire concurrently (bounded); one table's fire in claim order.
-        by_table: dict[str, list[str]] = {}
-        for key in keys:
-            by_table.setdefault(key.split("|", 1)[0], []).append(key)
-        gate = asyncio.Semaphore(FIRE_CONCURRENCY)
-
-        async def fire_table(table_keys: list[str]) -> list[Outcome]:
-            async with gate:
-                done = []
-                for key in table_keys:
-                    outcome = await self.fire(key)
-                    if outcome.failed:
-                        self._failed[key] = moment + RETRY_FAILED_DEADLINE
-                    else:
-                        await self._release(key)
-                    done.append(outcome)
-                return done
-
-        groups = await asyncio.gather(*(fire_table(k) for k in by_table.values()))
-        await self._reschedule_failed()
-        return [outcome for group in groups for outcome in group]
-
-    async def _reschedule_failed(self) -> None:
-        for key, due in list(self._failed.items()):
-            try:
-                await self.deps.deadlines.schedule(key, due)
-            except StoreUnavailable:
-                return
-            del self._failed[key]
-
-    async def next_due(self) -> float | None:
-        """When the next deadline is due, if any."""
-        return await self.deps.deadlines.next_due()
-
-    async def _release(self, key: str) -> None:
-        """Drop a fired deadline's lease (already gone if the firing's write cancelled it)."""
-        try:
-            await self.deps.deadlines.cancel(key)
-        except StoreUnavailable:
-            log.debug("could not drop a fired deadline (it fires again as a no-op after its lease)")
 
 
 def _touch(ctx: TableContext) -> Answer:
