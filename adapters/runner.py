@@ -79,7 +79,7 @@ async def serve(
             if health is not None:
                 health.checks["discord"] = client.ready
         # What a previous process still had queued when it died is lost: show the recent tables as they are
-        # (two minutes: longer than any backlog; each redraw a chat already shows costs it one "not modified").
+        # (two minutes: longer than any backlog; a redraw a chat shows already costs it one "not modified").
         await deadlines.on_outcome(await app.service.redraw_recent())
         deadlines.start()
         await stop.wait()
