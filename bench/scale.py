@@ -65,7 +65,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ctypes
 import json
 import os
 import platform
@@ -74,13 +73,11 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +91,7 @@ import aiohttp
 import redis
 from redis.asyncio.cluster import RedisCluster
 
+from bench.procs import die_with_me, free_port, percentile
 from bot.labels import QUICK_AMOUNTS
 from bot.model import TableState, TableStatus
 from bot.store.embedded import EmbeddedRedis, client_for_url
@@ -134,25 +132,6 @@ WEIGHTS = {
 
 
 # --- processes ----------------------------------------------------------------------------------------------
-
-
-def _die_with_me() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes a child get SIGKILL when this process dies (Linux), else ``None``."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def preexec() -> None:
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-    return preexec
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def machine_busy() -> float:
@@ -249,7 +228,7 @@ class Worker:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
-                preexec_fn=_die_with_me(),
+                preexec_fn=die_with_me(),
             )
         self.started_at = time.monotonic()
 
@@ -855,13 +834,6 @@ class Run:
 
 
 # --- the report ---------------------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def ms(seconds: float) -> str:

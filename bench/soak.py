@@ -58,7 +58,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ctypes
 import json
 import logging
 import os
@@ -67,13 +66,11 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +83,7 @@ sys.path[0] = str(ROOT)
 import redis.exceptions
 from redis.asyncio import Redis
 
+from bench.procs import die_with_me, free_port, percentile
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
 from bot.store.embedded import redis_server_binary
@@ -142,25 +140,6 @@ WEIGHTS = {
 # --- processes ------------------------------------------------------------------------------------------
 
 
-def _die_with_me() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes a child get SIGKILL when this process dies (Linux), else ``None``."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def preexec() -> None:
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-    return preexec
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def rss_kib(pid: int) -> int | None:
     """``VmRSS`` of a process, in KiB."""
     with contextlib.suppress(OSError):
@@ -208,7 +187,7 @@ class RedisServer:
                 stderr=subprocess.STDOUT,
                 cwd=self.data_dir,
                 start_new_session=True,
-                preexec_fn=_die_with_me(),
+                preexec_fn=die_with_me(),
             )
 
     async def ready(self, timeout: float = 30.0) -> None:
@@ -259,7 +238,7 @@ class Worker:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
-                preexec_fn=_die_with_me(),
+                preexec_fn=die_with_me(),
             )
         self.started_at = time.monotonic()
         self._offset = offset
@@ -1106,13 +1085,6 @@ class Soak:
                 f"{ms(lags[-1] if lags else float('nan')):>8} {len(lags):>8} "
                 f"{ms(percentile(shown, 0.5)):>10} {late:>4.0f}%"
             )
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def ms(seconds: float) -> str:

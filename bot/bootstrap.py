@@ -249,7 +249,7 @@ class DeadlineLoop:
         foreign: dict[str, list[OutMessage]] = {}
         for message in outcome.messages:
             chat = destination(message)
-            if chat is not None and not any(d.transport.owns(chat) for d in self.deliveries):
+            if chat is not None and not any(d.owns(chat) for d in self.deliveries):
                 foreign.setdefault(split_key(chat)[0], []).append(message)
         for platform, messages in foreign.items():
             try:

@@ -138,6 +138,10 @@ class Delivery:
             "dropped": 0,
         }
 
+    def owns(self, chat: str) -> bool:
+        """Whether ``chat`` is on this delivery's platform."""
+        return self.transport.owns(chat)
+
     def deliver(self, messages: Sequence[OutMessage]) -> None:
         """Queue views for delivery (returns at once; the lanes' workers send them)."""
         for message in messages:

@@ -34,6 +34,7 @@ from bot.store.ports import (
 from bot.tokens import (
     CHAT_SCOPE,
     SetLanguage,
+    Token,
     TokenError,
     language_token,
     parse_token,
@@ -182,23 +183,22 @@ class Service(DeadlineWork, ChatCommands):
         Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
         """
         started = time.perf_counter()
-        outcome = await self._press(user, data, chat)
         try:
-            action = type(parse_token(data).command).__name__
+            token: Token | None = parse_token(data)
         except TokenError:
-            action = "forged"
+            token = None
+        outcome = await self._press(user, token, chat)
+        action = "forged" if token is None else type(token.command).__name__
         record_press(action, outcome, time.perf_counter() - started)
         return outcome
 
-    async def _press(self, user: UserRef, data: object, chat: ChatRef | None) -> Outcome:
-        lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
-        try:
-            token = parse_token(data)
-        except TokenError:
+    async def _press(self, user: UserRef, token: Token | None, chat: ChatRef | None) -> Outcome:
+        if token is None:
+            lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
             return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
         if token.table == CHAT_SCOPE:
             if chat is None or not isinstance(token.command, SetLanguage):
-                return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
+                return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
             return await self.set_language(chat, user, token.command.lang)
         outcome = await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
         if outcome.ok or outcome.failed or outcome.table is None:
