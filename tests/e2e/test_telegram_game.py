@@ -456,7 +456,8 @@ async def test_double_press_loser_is_told_already_played(tg: FakeTelegram, bot: 
 
 async def test_start_fills_empty_seats_with_machines(tg: FakeTelegram, bots: list[RunningBot]) -> None:
     """Start with one human: three machine seats, which act after a short pause, by their deadlines."""
-    delay = 0.15
+    # Long enough that a loaded machine's delivery jitter (~0.1 s seen on CI) cannot halve it.
+    delay = 0.3
     flow = FlowSettings(turn_timeout=3600, machine_delay=delay, next_hand_delay=0.05, catch_window=3.0)
     bot = await start_bot(tg, memory_service(flow, seed=11))
     bots.append(bot)
@@ -471,7 +472,7 @@ async def test_start_fills_empty_seats_with_machines(tg: FakeTelegram, bots: lis
     assert [s.machine for s in state.seats] == [False, True, True, True]
 
     # Until the second deal (or the end: a machine partner may accept an órdago and end a one-game table).
-    await table.play(until=lambda s, m: s.hand_no >= 2 or s.status is TableStatus.FINISHED, timeout=8.0)
+    await table.play(until=lambda s, m: s.hand_no >= 2 or s.status is TableStatus.FINISHED, timeout=15.0)
     first = table.table_message(1)
     assert f"Ane and {machines[1]}" in first.text
     # Machines never act instantly: every version drawn with a machine on turn stays a while.
