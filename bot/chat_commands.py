@@ -31,7 +31,7 @@ SLOW_DOWN = _("Slow down, please: too many commands at once. Try again in a few 
 #: The bot's commands and what each does, for a platform's command menu (descriptions are msgids).
 COMMAND_LIST: tuple[tuple[str, str], ...] = (
     ("newgame", _("Open a Mus table here")),
-    ("leaderboard", _("Ratings of this chat")),
+    ("leaderboard", _("Leaderboard of this chat")),
     ("stats", _("Your own figures")),
     ("rules", _("The rules in a minute")),
     ("language", _("Language of this chat")),
@@ -66,7 +66,7 @@ HELP_TEXT = _(
     "Mus a 8 reyes, in pairs.\n"
     "/newgame — open a table here (in a private chat: you and a machine partner against two machines)\n"
     "/cancel — close the table\n"
-    "/leaderboard — ratings of this chat (/leaderboard global for everyone)\n"
+    "/leaderboard — the leaderboard of this chat (/leaderboard global for everyone)\n"
     "/stats — your own figures\n"
     "/rules — the rules in a minute (/rules full for all of them)\n"
     "/language — the language of this chat"

@@ -75,13 +75,13 @@ def cards_label(cards: Sequence[Card]) -> str:
 
 
 def stones_label(t: Translator, stones: int) -> str:
-    """Stones as amarracos and piedras: ``2 amarracos 3 piedras (13)``."""
+    """Stones as amarracos and loose stones: ``2 amarracos 3 stones (13)``."""
     a, p = amarracos(stones)
     parts = []
     if a:
         parts.append(t.nformat("{n} amarraco", "{n} amarracos", a))
     if p or not a:
-        parts.append(t.nformat("{n} piedra", "{n} piedras", p))
+        parts.append(t.nformat("{n} stone", "{n} stones", p))
     return f"{' '.join(parts)} ({stones})"
 
 
@@ -94,14 +94,14 @@ def seat_name(table: TableState, seat: int) -> str:
 
 
 def action_label(t: Translator, action: Action | ActionKind, amount: int = 0, total: int = 0) -> str:
-    """A player's action in words: ``paso``, ``envido 2``, ``subo 5 → 12``, ``no quiero``, ``órdago``…
+    """A player's action in words: ``paso``, ``envido 2``, ``5 more → 12``, ``no quiero``, ``órdago``…
 
     ``total`` is the bet a raise makes (shown after the step, as players announce it).
     """
     kind = action.kind if isinstance(action, Action) else action
     amount = action.amount if isinstance(action, Action) else amount
     if kind is ActionKind.SUBE and total:
-        return t.format(N_("subo {n} → {total}"), n=amount, total=total)
+        return t.format(N_("{n} more → {total}"), n=amount, total=total)
     if kind is ActionKind.MUS:
         return t.gettext(_("mus"))
     if kind is ActionKind.NO_MUS:
@@ -111,7 +111,7 @@ def action_label(t: Translator, action: Action | ActionKind, amount: int = 0, to
     if kind is ActionKind.ENVIDO:
         return t.format(N_("envido {n}"), n=amount)
     if kind is ActionKind.SUBE:
-        return t.format(N_("subo {n}"), n=amount)
+        return t.format(N_("{n} more"), n=amount)
     if kind is ActionKind.QUIERO:
         return t.gettext(_("quiero"))
     if kind is ActionKind.NO_QUIERO:

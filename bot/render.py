@@ -147,7 +147,7 @@ class Renderer:
         team = "A" if seat % 2 == 0 else "B"
         s = self.table.seats[seat]
         if s.empty:
-            return self.t.format(N_("Sit in team {team}"), team=team)
+            return self.t.format(N_("Join team {team}"), team=team)
         return f"{team}: {seat_name(self.table, seat)}"
 
     def _options_line(self) -> str:
@@ -236,8 +236,8 @@ class Renderer:
         name = seat_name(self.table, seat)
         seconds = self.turn_seconds
         if self.table.seats[seat].human and seconds is not None and seconds <= _NO_CLOCK:
-            return t.format(N_("Turn of {name} (⏱ {s} s)"), name=name, s=round(seconds))
-        return t.format(N_("Turn of {name}"), name=name)
+            return t.format(N_("{name}'s turn (⏱ {s} s)"), name=name, s=round(seconds))
+        return t.format(N_("{name}'s turn"), name=name)
 
     def _turn_buttons(self, match: Match, seat: int) -> list[tuple[Button, ...]]:
         """The legal actions of the person on turn: paso/quiero…, quick amounts, "more…", órdago."""

@@ -321,7 +321,7 @@ async def test_slow_work_is_deferred_and_still_answered(
     service.new_table = slow_new_table  # type: ignore[method-assign]
     seated = await table.press(table.players[1], table.lobby_message(), f"{table.table_id}.L.seat1")
     assert seated.callback_type == 6 and "Brais" in table.lobby_message().content
-    assert seated.followups and seated.followups[0].ephemeral  # "you sit in team B", said late
+    assert seated.followups and seated.followups[0].ephemeral  # "you joined team B", said late
     zuri = dc.add_user("Zuri", guilds=[guild])
     refused = await table.press(zuri, table.lobby_message(), f"{table.table_id}.L.start")
     assert refused.callback_type == 6 and refused.followups and refused.followups[0].ephemeral

@@ -119,7 +119,7 @@ async def test_second_newgame_in_the_same_chat_creates_nothing(h: Harness) -> No
 async def test_join_a_free_seat_a_taken_seat_move_and_leave(h: Harness) -> None:
     tid = await h.lobby(GROUP, ANE)
     o = await h.press(BRAIS, h.token(tid, "lobby", GROUP.key, "seat1"))
-    assert o.ok and o.answer == "You sit in team B."
+    assert o.ok and o.answer == "You joined team B."
     assert "Brais" in h.shown(tid, "lobby", GROUP.key).text
     assert (await h.load(tid)).table.seats[1].user == BRAIS.key
 
@@ -132,7 +132,7 @@ async def test_join_a_free_seat_a_taken_seat_move_and_leave(h: Harness) -> None:
     assert await snapshot(h, tid) == before
 
     o = await h.press(BRAIS, h.token(tid, "lobby", GROUP.key, "seat2"))  # moving to the other team
-    assert o.ok and o.answer == "You sit in team A."
+    assert o.ok and o.answer == "You joined team A."
     seats = (await h.load(tid)).table.seats
     assert seats[1].empty and seats[2].user == BRAIS.key
     o = await h.press(CAMILLE, h.token(tid, "lobby", GROUP.key, "seat1"))  # the freed seat
@@ -487,7 +487,7 @@ async def test_my_cards_is_an_alert_to_the_presser_only(h: Harness) -> None:
 async def test_joining_by_deep_link(h: Harness) -> None:
     tid = await h.lobby(GROUP, ANE)
     o = await h.service.join_seat(BRAIS, tid, 3)
-    assert o.ok and o.answer == "You sit in team B."
+    assert o.ok and o.answer == "You joined team B."
     assert (await h.load(tid)).table.seats[3].user == BRAIS.key
     before = await snapshot(h, tid)
     for table_id, seat in ((tid, 4), (tid, -1), ("zzzzzzzz", 1), (tid, 0)):

@@ -86,7 +86,7 @@ def test_every_lance_stays_on_the_table_with_its_words_and_result_until_the_coun
     assert "Mus: Ane: mus · Brais: mus · 🤖 Iker: mus · 🤖 Nerea: mus" in lines
     assert "Discards: Ane 1 · Brais 1 · 🤖 Iker 1 · 🤖 Nerea 1" in lines
     assert "Mus: Ane: no hay mus" in lines
-    assert "✓ GRANDE: Ane: envido 2 · Brais: subo 5 → 7 · 🤖 Iker: quiero → accepted: 7 at the count" in lines
+    assert "✓ GRANDE: Ane: envido 2 · Brais: 5 more → 7 · 🤖 Iker: quiero → accepted: 7 at the count" in lines
     assert "✓ CHICA: en paso" in lines
     assert any(line.startswith("Pares: Ane yes") for line in lines)
     assert any(line.startswith("▶ PARES:") for line in lines)
@@ -103,7 +103,7 @@ def test_the_stake_says_what_a_proposal_is_worth_and_what_refusing_costs() -> No
     play(match, "1 sube 5")
     message = Renderer(table, match, 0.0).table_message()
     assert "At stake: 7 — if refused, Brais and 🤖 Nerea take 2" in message.text
-    assert "Turn of 🤖 Iker" in message.text and codes(message.buttons) == ["cards"]  # a machine's turn
+    assert "🤖 Iker's turn" in message.text and codes(message.buttons) == ["cards"]  # a machine's turn
     play(match, "2 ordago")
     assert "At stake: the game (órdago) — if refused, Ane and 🤖 Iker take 7" in (
         Renderer(table, match, 0.0).table_message().text
@@ -115,7 +115,7 @@ def test_turn_buttons_offer_2_5_10_and_more_and_the_picker_every_amount_privatel
     table = table_with(match)
     play(match, "0 no_mus")
     message = Renderer(table, match, 0.0, turn_seconds=60).table_message()
-    assert "Turn of Ane (⏱ 60 s)" in message.text
+    assert "Ane's turn (⏱ 60 s)" in message.text
     assert codes(message.buttons) == ["paso", "env2", "env5", "env10", "more", "ordago", "cards"]
     assert Renderer(table, match, 0.0).private_hand(0).buttons == ()  # no picker until asked
     table.seats[0].picker = turn_stamp(1, len(match.hand.log))  # type: ignore[union-attr]
@@ -126,7 +126,7 @@ def test_turn_buttons_offer_2_5_10_and_more_and_the_picker_every_amount_privatel
     play(match, "0 envido 3")
     message = Renderer(table, match, 0.0).table_message()
     labels = [b.label for row in message.buttons for b in row]
-    assert "Subo 2 → 5" in labels and "Subo 5 → 8" in labels  # raises say the total
+    assert "2 more → 5" in labels and "5 more → 8" in labels  # raises say the total
     private = Renderer(table, match, 0.0).private_hand(0)
     assert private is not None and private.buttons == ()  # the picker was for a turn that has passed
 
