@@ -121,6 +121,15 @@ def action_label(t: Translator, action: Action | ActionKind, amount: int = 0, to
     return t.gettext(_("discard"))
 
 
+# Translators: a label and what it says, e.g. "Ane: envido 2", "GRANDE: en paso" (French: "{label} : {text}").
+LABELLED = _("{label}: {text}")
+
+
+def labelled(t: Translator, label: str, text: str) -> str:
+    """``Ane: envido 2``: a label and its text, with the language's own colon (French: a no-break space)."""
+    return t.format(LABELLED, label=label, text=text)
+
+
 def team_names(table: TableState, team: int) -> str:
     """``Ane y Brais``: the two names of a team."""
     t = translator(table.lang)

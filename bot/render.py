@@ -30,6 +30,7 @@ from bot.labels import (
     card_label,
     cards_label,
     hand_summary,
+    labelled,
     seat_name,
     stones_label,
     team_names,
@@ -95,7 +96,7 @@ class Renderer:
         for team in (0, 1):
             names = [self._lobby_seat(s) for s in (team, team + 2)]
             label = t.gettext(_("Team A")) if team == 0 else t.gettext(_("Team B"))
-            lines.append(f"{label}: {names[0]} · {names[1]}")
+            lines.append(labelled(t, label, f"{names[0]} · {names[1]}"))
         lines.append("")
         lines.append(self._options_line())
         if table.status is TableStatus.CANCELLED:
@@ -148,7 +149,7 @@ class Renderer:
         s = self.table.seats[seat]
         if s.empty:
             return self.t.format(N_("Join team {team}"), team=team)
-        return f"{team}: {seat_name(self.table, seat)}"
+        return labelled(self.t, team, seat_name(self.table, seat))
 
     def _options_line(self) -> str:
         t, opts = self.t, self.table.options
@@ -335,10 +336,8 @@ class Renderer:
         lines = [t.format(N_("🂡 Hand {n} · showdown"), n=table.hand_no)]
         if hand.shown:
             for seat in hand.speaking_order():
-                lines.append(
-                    f"{seat_name(table, seat)}: {cards_label(hand.hands[seat])} "
-                    f"({hand_summary(t, hand.hands[seat])})"
-                )
+                cards = f"{cards_label(hand.hands[seat])} ({hand_summary(t, hand.hands[seat])})"
+                lines.append(labelled(t, seat_name(table, seat), cards))
         lines.extend(story.count_lines(t, table, view))
         stopped = story.stopped_line(t, table, view)
         if stopped is not None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from bot.i18n import Translator
 from bot.i18n.markers import N_
-from bot.labels import LANCE_NAMES, PARES_NAMES, action_label, seat_name, team_names
+from bot.labels import LANCE_NAMES, PARES_NAMES, action_label, labelled, seat_name, team_names
 from bot.model import TableState
 from engine.betting import BetStatus
 from engine.evaluation import Lance, evaluate
@@ -50,7 +50,9 @@ ORDAGO_WON = _("ÓRDAGO in {lance} accepted: {team} win the game with the best {
 
 
 def _said(t: Translator, table: TableState, action: PublicAction) -> str:
-    return f"{seat_name(table, action.seat)}: {action_label(t, action.kind, action.amount, action.total)}"
+    return labelled(
+        t, seat_name(table, action.seat), action_label(t, action.kind, action.amount, action.total)
+    )
 
 
 def mus_lines(t: Translator, table: TableState, actions: Sequence[PublicAction]) -> list[str]:
@@ -80,7 +82,7 @@ def declared_line(t: Translator, table: TableState, label: str, flags: Sequence[
     """``Pares: Ane yes · Iker no · …``: the automatic declarations before pares or juego."""
     yes, no = t.gettext(_("yes")), t.gettext(_("no"))
     parts = [f"{seat_name(table, s)} {yes if flags[s] else no}" for s in range(4)]
-    return f"{t.gettext(label)}: " + " · ".join(parts)
+    return labelled(t, t.gettext(label), " · ".join(parts))
 
 
 def result_words(t: Translator, table: TableState, result: LanceResult) -> str:
@@ -114,12 +116,12 @@ def lance_lines(t: Translator, table: TableState, view: SeatView) -> list[str]:
         said = [_said(t, table, a) for a in view.actions if a.phase.value == lance.value]
         name = t.gettext(LANCE_NAMES[lance])
         if result is None:
-            lines.append(f"▶ {name}: " + (" · ".join(said) if said else "…"))
+            lines.append("▶ " + labelled(t, name, " · ".join(said) if said else "…"))
             continue
         if result.status in (BetStatus.PASO, BetStatus.NO_BET) or not said:
-            lines.append(f"✓ {name}: {result_words(t, table, result)}")
+            lines.append("✓ " + labelled(t, name, result_words(t, table, result)))
         else:
-            lines.append(f"✓ {name}: {' · '.join(said)} → {result_words(t, table, result)}")
+            lines.append("✓ " + labelled(t, name, f"{' · '.join(said)} → {result_words(t, table, result)}"))
     return lines
 
 
@@ -154,14 +156,14 @@ def count_lines(t: Translator, table: TableState, view: SeatView) -> list[str]:
         if result.status is BetStatus.REFUSED and lance in (Lance.GRANDE, Lance.CHICA):
             assert result.proposer_team is not None
             team = team_names(table, result.proposer_team)
-            lines.append(f"  {name}: " + t.format(COUNT_REFUSED_AT_ONCE, team=team, n=result.deje))
+            lines.append("  " + labelled(t, name, t.format(COUNT_REFUSED_AT_ONCE, team=team, n=result.deje)))
             continue
         line = paid.get(lance) or unpaid.get(lance)
         if line is None:
             if lance is Lance.PARES:
-                lines.append(f"  {name}: {t.gettext(COUNT_NOBODY_PARES)}")
+                lines.append("  " + labelled(t, name, t.gettext(COUNT_NOBODY_PARES)))
             continue
-        text = f"  {name}: {_count_reason(t, table, view, result, line)}"
+        text = "  " + labelled(t, name, _count_reason(t, table, view, result, line))
         if lance in unpaid:
             text += f" ({t.gettext(COUNT_NOT_COUNTED)})"
         lines.append(text)

@@ -4,7 +4,8 @@
 
 Two people (Ane, Brais) and two machine players at a group table, played through the real
 :class:`bot.service.Service` on in-memory stores, with a fixed seed: the captures are what the Telegram
-adapter would send (group table, private hand, showdown), in Spanish and in English.
+adapter would send (group table, private hand, showdown), in each of the six languages: one read of the page
+tells whether a hand reads naturally to a player of that language (see docs/translating.md).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from bot.flow import FlowSettings
+from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.leaderboard import MemoryLeaderboard
 from bot.model import ChatRef, UserRef
 from bot.service import Service, ServiceDeps
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
+from bot.story import STAKE
 from bot.tokens import parse_token
 from bot.views import Outcome, OutMessage
 
@@ -88,6 +91,7 @@ async def capture(lang: str) -> list[tuple[str, str]]:
     start = next(b.token for row in lobby.buttons for b in row if parse_token(b.token).code == "start")
     screen.take(await service.press(ane, start))
     rng = random.Random(SEED)
+    stake = translator(lang).gettext(STAKE).split("{")[0]  # "At stake: ", "En juego: "…
     shots: list[tuple[str, str]] = []
     stake_shot = discard_shot = None
     for _ in range(400):
@@ -98,7 +102,7 @@ async def capture(lang: str) -> list[tuple[str, str]]:
         view = screen.latest.get(("table", group.key))
         codes = {} if view is None else {parse_token(b.token).code: b.token for r in view.buttons for b in r}
         on_turn = next((k for k, u in users.items() if table.seat_of(k) == _turn(table)), None)
-        if view is not None and ("At stake" in view.text or "En juego" in view.text):
+        if view is not None and stake in view.text:
             stake_shot = stake_shot or render(view)
         for key in users:  # discards: pick two cards privately and confirm
             private = screen.latest.get(("hand", key))
@@ -165,15 +169,16 @@ TITLES = {
 
 
 async def main() -> None:
-    """Capture both languages and write the page."""
+    """Capture every language and write the page."""
     parts = [
         "# Screens\n",
         "Text captures of a real seeded game (two people, two machine players), written by "
         "`python docs/make_screens.py` through the bot's own service: what a Telegram group and a player's "
-        "private chat show. Buttons are shown in brackets.\n",
+        "private chat show. Buttons are shown in brackets. The same seed deals the same cards in every "
+        "language, so the sections read side by side.\n",
     ]
-    for lang, name in (("es", "Español"), ("en", "English")):
-        parts.append(f"\n## {name}\n")
+    for lang in LANGUAGES:
+        parts.append(f"\n## {LANGUAGE_NAMES[lang]}\n")
         for key, text in await capture(lang):
             parts.append(f"\n### {TITLES[key]}\n\n```text\n{text}\n```\n")
     OUT.write_text("".join(parts), encoding="utf-8")
