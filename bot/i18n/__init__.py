@@ -20,7 +20,9 @@ Adding or changing a string: write it in English in the code (``N_("...")`` arou
 ``.po``), fill in the empty ``msgstr`` of each language, and run ``pytest tests/unit/test_i18n.py``, which
 fails on any missing, fuzzy or stale translation and on changed ``{placeholders}``.
 
-Rules texts for players (``/rules``) live in ``rules/<lang>/`` and are read by :mod:`bot.i18n.rules`.
+Rules texts for players (``/rules``) live in ``rules/<lang>/`` and are read by :mod:`bot.i18n.rules`. The
+words of the game in each language (``glossary/<lang>.toml``, :mod:`bot.i18n.glossary`) are checked against
+the catalogues and rules texts by ``tests/unit/test_glossary.py``; see ``docs/translating.md``.
 """
 
 from __future__ import annotations
