@@ -1,5 +1,9 @@
 """Pairs against pairs on mirrored deals: ``python -m engine.arena --a hard --b baseline --games 2000``.
 
+``--population`` plays each machine level (and the baseline, for reference) against each opponent style of
+:mod:`engine.ai.population` (tight and loose callers, a bluffer, a passive player, a mixed pair) and prints
+one line per pairing: A's game win rate with its 95% interval and A's órdagos proposed, accepted and won.
+
 Player A takes seats 0+2 and player B seats 1+3; every game (``--games N``: single games to the target) or
 match (``--matches N``: games, vacas, match) is played twice from the same deal seed, once with A on seats
 0+2 and once on seats 1+3, so both sides get the same cards (the deals repeat hand by hand: each hand is
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 
 from engine.actions import ActionKind
 from engine.ai.policy import POLICIES, Policy
+from engine.ai.population import STYLES
 from engine.betting import BetStatus
 from engine.cards import Card
 from engine.evaluation import Lance
@@ -29,6 +34,10 @@ from engine.simulate import opens_bet, play_turn
 
 #: Sides: A and B.
 SIDES = ("A", "B")
+#: Every player the arena knows: the machine players and the opponent styles.
+PLAYERS: dict[str, Callable[[], Policy]] = {**POLICIES, **STYLES}
+#: The rows of ``--population``: the levels, and the baseline for reference.
+POPULATION_LEVELS = ("baseline", "easy", "normal", "hard")
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -217,7 +226,7 @@ def play_pairs(
 
 def _worker(args: tuple[str, str, int, int, int, MatchConfig, bool]) -> ArenaStats:
     a, b, seed, first, count, config, matches = args
-    return play_pairs(POLICIES[a], POLICIES[b], seed, first, count, config, matches)
+    return play_pairs(PLAYERS[a], PLAYERS[b], seed, first, count, config, matches)
 
 
 def run_arena(
@@ -241,7 +250,7 @@ def run_arena(
         config = MatchConfig(target=target, senas=senas, games_per_vaca=1, vacas_per_match=1)
     jobs = max(1, min(jobs, pairs))
     if jobs == 1:
-        return play_pairs(POLICIES[a], POLICIES[b], seed, 0, pairs, config, matches > 0)
+        return play_pairs(PLAYERS[a], PLAYERS[b], seed, 0, pairs, config, matches > 0)
     chunk = max(1, min(25, pairs // (4 * jobs) or 1))
     tasks = [
         (a, b, seed, first, min(chunk, pairs - first), config, matches > 0)
@@ -254,10 +263,38 @@ def run_arena(
     return total
 
 
+def population_line(a: str, b: str, stats: ArenaStats) -> str:
+    """One line of the population table: A's game wins with the 95% interval, A's órdagos."""
+    lo, hi = wilson(stats.game_wins[0], stats.games)
+    share = stats.game_wins[0] / max(stats.games, 1)
+    return (
+        f"{a:<9} {b:<9} {stats.games:>6} {100 * share:>6.1f}%  [{100 * lo:5.1f}%, {100 * hi:5.1f}%]  "
+        f"{stats.ordagos_proposed[0]:>8} {stats.ordagos_accepted[0]:>8} {stats.ordagos_won[0]:>6}"
+    )
+
+
+def run_population(
+    levels: Sequence[str], styles: Sequence[str], *, seed: int, games: int, target: int, jobs: int
+) -> list[str]:
+    """Play every level against every style (``games`` single games each), printing the table's lines
+    as they come; return them."""
+    lines = [
+        f"{'player':<9} {'rival':<9} {'games':>6} {'won':>7}  {'95% interval':<16}  "
+        f"{'órdagos':>8} {'accepted':>8} {'won':>6}"
+    ]
+    print(lines[0], flush=True)
+    for style in styles:
+        for level in levels:
+            stats = run_arena(level, style, seed=seed, games=games, target=target, jobs=jobs)
+            lines.append(population_line(level, style, stats))
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m engine.arena``."""
     parser = argparse.ArgumentParser(prog="python -m engine.arena", description=__doc__.splitlines()[0])
-    names = sorted(POLICIES)
+    names = sorted(PLAYERS)
     parser.add_argument("--a", default="hard", choices=names, help="player of side A (default hard)")
     parser.add_argument("--b", default="baseline", choices=names, help="player of side B (default baseline)")
     amount = parser.add_mutually_exclusive_group()
@@ -267,13 +304,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--senas", action="store_true", help="play with señas")
     parser.add_argument("--target", type=int, default=40, help="stones per game (default 40)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--population",
+        action="store_true",
+        help="every level (and the baseline) against every opponent style, single games (default 2000)",
+    )
+    parser.add_argument(
+        "--levels", default=",".join(POPULATION_LEVELS), help="rows of --population (comma-separated)"
+    )
+    parser.add_argument(
+        "--styles", default=",".join(STYLES), help="columns of --population (comma-separated)"
+    )
     args = parser.parse_args(argv)
     games = args.games or 0
     matches = args.matches or 0
-    if not games and not matches:
-        matches = 10
     if games < 0 or matches < 0 or args.target < 1 or args.jobs < 1:
         parser.error("--games, --matches, --target and --jobs must be positive")
+    if args.population:
+        levels, styles = args.levels.split(","), args.styles.split(",")
+        unknown = [n for n in (*levels, *styles) if n not in PLAYERS]
+        if unknown or matches:
+            parser.error(f"--population plays single games of known players (unknown: {', '.join(unknown)})")
+        games = games or 2000
+        print(
+            f"population seed {args.seed}: {games} games to {args.target} per line, mirrored; "
+            "A = player, B = rival; órdagos are the player's (proposed, accepted, won)"
+        )
+        run_population(levels, styles, seed=args.seed, games=games, target=args.target, jobs=args.jobs)
+        return 0
+    if not games and not matches:
+        matches = 10
     stats = run_arena(
         args.a, args.b, seed=args.seed, games=games, matches=matches, senas=args.senas, target=args.target,
         jobs=args.jobs,

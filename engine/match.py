@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 
 from engine.actions import Action, ActionKind
 from engine.errors import HandOverError, MusError
-from engine.hand import DEFAULT_TARGET, ActionRecord, Hand, HandConfig
+from engine.evaluation import hand_code
+from engine.hand import DEFAULT_TARGET, LANCE_OF_PHASE, ActionRecord, Hand, HandConfig, Phase
 from engine.senas import DEFAULT_CATCH_WINDOW, CatchRecord, Sena, SenaRecord
-from engine.views import SeatView, hand_view
+from engine.views import PublicAnswer, SeatView, hand_view
 
 #: Stones in one amarraco.
 STONES_PER_AMARRACO = 5
@@ -86,6 +87,44 @@ def big_bets_of(hand: Hand) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
+#: How many answers of the earlier hands the match remembers (the latest ones).
+ANSWERS_KEPT = 48
+
+
+def answers_of(hand: Hand) -> tuple[PublicAnswer, ...]:
+    """Every answer to a standing bet or órdago in a finished ``hand``, with the answering seat's hand code
+    when the cards were shown (public table talk, and public cards once shown).
+
+    ``quiero`` and a raise (``sube``, ``ordago``) take the stake; ``no_quiero`` refuses it.
+    """
+    answers: list[PublicAnswer] = []
+    standing: int | None = None
+    phase: Phase | None = None
+    for record in hand.log:
+        lance = LANCE_OF_PHASE.get(record.phase)
+        if lance is None:
+            continue
+        if record.phase is not phase:
+            phase, standing = record.phase, None
+        kind = record.action.kind
+        seat = record.seat
+        if standing is not None and kind in _ANSWERS:
+            code = hand_code(hand.hands[seat]) if hand.shown else -1
+            answers.append(PublicAnswer(seat, lance, standing, kind is not ActionKind.NO_QUIERO, code))
+        if kind is ActionKind.ENVIDO:
+            standing = record.action.amount
+        elif kind is ActionKind.SUBE:
+            standing = (standing or 0) + record.action.amount
+        elif kind is ActionKind.ORDAGO:
+            standing = 0
+        elif kind is ActionKind.QUIERO:
+            standing = None
+    return tuple(answers)
+
+
+_ANSWERS = (ActionKind.QUIERO, ActionKind.NO_QUIERO, ActionKind.SUBE, ActionKind.ORDAGO)
+
+
 class Match:
     """A match of Mus: the current hand plus scores, games and vacas."""
 
@@ -109,6 +148,10 @@ class Match:
         self.big_bets: list[int] = [0, 0]
         """Big bets (:data:`BIG_BET`) each team made in the finished hands of this match: public table
         talk that every player remembers (the machine players read a team that makes them as erratic)."""
+        self.answers: list[PublicAnswer] = []
+        """The latest answers to bets and órdagos in the finished hands (:func:`answers_of`, at most
+        :data:`ANSWERS_KEPT`): who took or refused what, and the hand shown; the machine players learn from
+        it how each rival answers."""
 
     @property
     def over(self) -> bool:
@@ -162,6 +205,7 @@ class Match:
             vacas_per_match=self.config.vacas_per_match,
             match_winner=self.winner,
             big_bets=(self.big_bets[0], self.big_bets[1]),
+            answers=tuple(self.answers),
         )
 
     def act(self, seat: int, action: Action) -> ActionRecord:
@@ -184,6 +228,7 @@ class Match:
         self.hands_played += 1
         for team, count in enumerate(big_bets_of(hand)):
             self.big_bets[team] += count
+        self.answers = [*self.answers, *answers_of(hand)][-ANSWERS_KEPT:]
         self.next_mano = (hand.mano + 1) % 4
         final = (hand.scores[0], hand.scores[1])
         game_winner = hand.winner
@@ -216,6 +261,7 @@ class Match:
         game_number: int,
         winner: int | None,
         big_bets: Sequence[int] = (0, 0),
+        answers: Sequence[PublicAnswer] = (),
     ) -> None:
         """Set the match-level counters (used when loading a saved match)."""
         self.scores = list(scores)
@@ -227,3 +273,4 @@ class Match:
         self.game_number = game_number
         self.winner = winner
         self.big_bets = list(big_bets)
+        self.answers = list(answers)[-ANSWERS_KEPT:]

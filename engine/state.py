@@ -12,9 +12,11 @@ import random
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from engine.errors import MusError, RecordError
+from engine.evaluation import Lance
 from engine.hand import Hand
 from engine.match import HandOutcome, Match, MatchConfig
 from engine.record import HandRecord, record_of, replay
+from engine.views import PublicAnswer
 
 SCHEMA_VERSION = 1
 
@@ -29,6 +31,28 @@ class OutcomeModel(BaseModel):
     vaca_winner: int | None
     match_winner: int | None
     scores: tuple[int, int]
+
+
+_LANCES = tuple(Lance)
+_STAKES = 64
+
+
+def pack_answer(answer: PublicAnswer) -> int:
+    """A :class:`~engine.views.PublicAnswer` as one integer (the saved form stays small: a match remembers
+    dozens of them). Stakes above 63 stones are saved as 63."""
+    packed = (answer.shown_code + 1) * 4 + answer.seat
+    packed = packed * len(_LANCES) + _LANCES.index(answer.lance)
+    packed = packed * _STAKES + min(answer.stake, _STAKES - 1)
+    return packed * 2 + int(answer.accepted)
+
+
+def unpack_answer(packed: int) -> PublicAnswer:
+    """The answer saved by :func:`pack_answer`."""
+    packed, accepted = divmod(packed, 2)
+    packed, stake = divmod(packed, _STAKES)
+    packed, lance = divmod(packed, len(_LANCES))
+    code, seat = divmod(packed, 4)
+    return PublicAnswer(seat, _LANCES[lance], stake, bool(accepted), code - 1)
 
 
 class MatchState(BaseModel):
@@ -54,6 +78,8 @@ class MatchState(BaseModel):
     hand: HandRecord | None = None
     last_outcome: OutcomeModel | None = None
     big_bets: tuple[NonNegativeInt, NonNegativeInt] = (0, 0)
+    answers: tuple[NonNegativeInt, ...] = ()
+    """The match's remembered answers, each packed by :func:`pack_answer`."""
 
 
 def match_state(match: Match) -> MatchState:
@@ -76,6 +102,7 @@ def match_state(match: Match) -> MatchState:
         game_number=match.game_number,
         winner=match.winner,
         big_bets=(match.big_bets[0], match.big_bets[1]),
+        answers=tuple(pack_answer(a) for a in match.answers),
         hand=None if match.hand is None else record_of(match.hand),
         last_outcome=None
         if outcome is None
@@ -117,6 +144,7 @@ def restore_match(state: MatchState, rng: random.Random | None = None) -> Match:
         game_number=state.game_number,
         winner=state.winner,
         big_bets=state.big_bets,
+        answers=[unpack_answer(a) for a in state.answers],
     )
     if state.winner not in (None, 0, 1):
         raise RecordError(f"winner must be a team 0 or 1, not {state.winner!r}")

@@ -35,6 +35,21 @@ class PublicAction:
 
 
 @dataclass(frozen=True, slots=True)
+class PublicAnswer:
+    """An answer to a standing bet or órdago in an earlier hand of the match, as everyone saw it."""
+
+    seat: int
+    lance: Lance
+    stake: int
+    """The bet standing when the seat answered (``0``: an órdago)."""
+    accepted: bool
+    """Whether the seat took the stake (``quiero``, or a raise over it)."""
+    shown_code: int
+    """The rank-multiset code (:func:`engine.evaluation.hand_code`) of the hand the seat showed at the end of
+    that hand; ``-1`` when the cards were not shown."""
+
+
+@dataclass(frozen=True, slots=True)
 class BettingView:
     """The public state of the lance being bet."""
 
@@ -100,6 +115,8 @@ class SeatView:
     vacas_per_match: int = 2
     big_bets: tuple[int, int] = (0, 0)
     """Big bets each team made in the earlier hands of the match (:data:`engine.match.BIG_BET`)."""
+    answers: tuple[PublicAnswer, ...] = ()
+    """Answers to bets and órdagos in the earlier hands of the match (:func:`engine.match.answers_of`)."""
     match_winner: int | None = None
 
     @property
@@ -207,6 +224,7 @@ def hand_view(hand: Hand, seat: int) -> SeatView:
 __all__ = [
     "BettingView",
     "PublicAction",
+    "PublicAnswer",
     "SeatView",
     "SenaView",
     "hand_view",

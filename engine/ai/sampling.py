@@ -5,54 +5,49 @@ A :class:`Beliefs` is built from a :class:`~engine.views.SeatView` only. It know
 - the *unseen* cards, per effective rank: the deck minus this seat's cards (and minus its own discards while
   no reshuffle can have brought them back);
 - hard constraints per other seat: the public pares/juego declarations, and the señas this seat knows (the
-  partner's, and the rivals' it caught), each as a set of allowed hand codes;
+  partner's, and the rivals' it caught), each as a mask over the 330 hand codes;
 - soft evidence: how each other seat spoke (cut the mus, said mus, passed, bet, accepted, refused, raised,
   órdago). Each word has a likelihood given that seat's hand, a smooth threshold on the hand's percentile
-  in the lance (a seat that bets grande is likely strong there), with a floor for bluffs and mistakes.
+  in the lance (a seat that bets grande is likely strong there), with a floor for bluffs and mistakes; an
+  answer is read with that seat's own answer model (:class:`~engine.ai.rivals.Callers`).
 
-:meth:`Beliefs.sample` draws the three hidden hands as rank multisets (only ranks matter to the lances):
-constrained seats first, by rejection when the constraint is common and by exact weighted choice over the
-allowed codes when it is rare, then the others; each sample carries the product of its likelihoods.
+:meth:`Beliefs.draw` samples the three hidden hands as code positions (only ranks matter to the lances),
+vectorized: each seat's hand from its exact distribution given the unseen cards, its constraints and its
+words (so no sample is wasted on a contradiction), the three independently; each joint sample then carries
+the exact correction for the cards the three hands cannot share (zero when they would need more cards of a
+rank than are unseen). Random numbers come from a numpy generator seeded from the injected
+``random.Random``: the same view and seed draw the same samples.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from collections.abc import Iterable
+
+import numpy as np
 
 from engine.actions import ActionKind
-from engine.ai.tables import (
-    CODES,
-    COMB,
-    DEAL_WEIGHT,
-    LANCE_INDEX,
-    P5,
-    PARTS,
-    PERCENTILE,
-    RANK_CARDS,
-    ROW,
-    SENA_CODES,
-)
+from engine.ai.arrays import CODE, COMB_A, COUNTS, INDEX, KEYS, PCT, Bools, Floats, Ints, hand_prior
+from engine.ai.rivals import Callers, accept_threshold
+from engine.ai.tables import LANCE_INDEX, P5, RANK_CARDS, SENA_CODES
 from engine.cards import CARD_RANK
 from engine.evaluation import Lance
 from engine.hand import LANCE_OF_PHASE, Phase
 from engine.match import BIG_BET, is_big_bet
+from engine.senas import Sena
 from engine.views import SeatView
 
 #: A sample: the hand code of each seat 0..3 (this seat's own code included).
 Codes = tuple[int, int, int, int]
 
-_TOTAL_WEIGHT = sum(DEAL_WEIGHT.values())
-_HAS_PARES = frozenset(c for c in CODES if ROW[c][2] > 0)
-_NO_PARES = frozenset(CODES) - _HAS_PARES
-_HAS_JUEGO = frozenset(c for c in CODES if ROW[c][4] >= 31)
-_NO_JUEGO = frozenset(CODES) - _HAS_JUEGO
-# Below this prior share of hands a constraint is sampled exactly rather than by rejection.
-_RARE = 0.3
-_MAX_REJECTIONS = 30
+_HAS_PARES: Bools = KEYS[:, 2] > 0
+_HAS_JUEGO: Bools = KEYS[:, 4] >= 31
+_SENA_MASK: dict[Sena, Bools] = {sena: np.isin(CODE, sorted(codes)) for sena, codes in SENA_CODES.items()}
 _INITIAL_DECK = 24
+# log C(n, k), flat at n * 5 + k (0 where k > n: those draws are zeroed apart)
+_LOG_COMB: Floats = np.log(np.maximum(COMB_A, 1.0)).ravel()
+_ONES8: Floats = np.ones(8)
 
 
 def sigmoid(x: float) -> float:
@@ -64,22 +59,9 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
-def accept_threshold(bet: int) -> float:
-    """The hand percentile above which a typical player accepts a bet of ``bet`` stones (0 = órdago)."""
-    if bet <= 0:
-        return 0.89
-    return math.sqrt(0.45 + min(bet, 20) / 60)
-
-
-@lru_cache(maxsize=512)
-def accept_table(lance_index: int, bet: int, committed: bool = False) -> dict[int, float]:
-    """Per code, how likely a typical player accepts a bet (``0`` = an órdago) in a lance.
-
-    ``committed``: the player's side proposed the bet now raised, so it accepts a little more readily.
-    """
-    t = accept_threshold(bet) - (0.04 if committed else 0.0)
-    pct = PERCENTILE[lance_index]
-    return {c: 0.02 + 0.96 * sigmoid((pct[c] - t) / 0.05) for c in CODES}
+def _sig(x: Floats) -> Floats:
+    result: Floats = 1.0 / (1.0 + np.exp(-np.clip(x, -30.0, 30.0)))
+    return result
 
 
 def open_threshold(bet: int) -> float:
@@ -89,36 +71,36 @@ def open_threshold(bet: int) -> float:
     return min(0.95, 0.74 + 0.2 * math.log2(max(bet, 2) / 2))
 
 
-@lru_cache(maxsize=128)
-def _likelihood(lance_index: int, kind: ActionKind, bet: int) -> dict[int, float]:
-    """Per code, the likelihood of a betting word.
+_LIKELIHOODS: dict[tuple[int, ActionKind, int], Floats] = {}
 
-    ``bet`` is the envido's amount for an opening bet, the standing proposal answered for ``quiero`` and
-    ``no_quiero`` (0: an órdago), -1 for an opening órdago.
+
+def _likelihood(lance_index: int, kind: ActionKind, bet: int) -> Floats:
+    """Per code position, the likelihood of an opening word or a raise.
+
+    ``bet`` is the envido's amount for an opening bet, -1 for an opening órdago, 0 otherwise.
     """
-    pct = PERCENTILE[lance_index]
+    key = (lance_index, kind, bet)
+    table = _LIKELIHOODS.get(key)
+    if table is not None:
+        return table
+    pct = PCT[lance_index]
     if kind is ActionKind.PASO:
         t = open_threshold(2)
-        return {c: 0.9 - 0.85 * sigmoid((pct[c] - t) / 0.05) for c in CODES}
-    if kind is ActionKind.ENVIDO or (kind is ActionKind.ORDAGO and bet < 0):
+        table = 0.9 - 0.85 * _sig((pct - t) / 0.05)
+    elif kind is ActionKind.ENVIDO or (kind is ActionKind.ORDAGO and bet < 0):
         t = open_threshold(bet if kind is ActionKind.ENVIDO else 0)
-        return {c: 0.06 + 0.9 * sigmoid((pct[c] - t) / 0.04) for c in CODES}
-    if kind in (ActionKind.QUIERO, ActionKind.NO_QUIERO):
-        accepts = accept_table(lance_index, bet)
-        if kind is ActionKind.QUIERO:
-            return {c: 0.08 + 0.9 * p for c, p in accepts.items()}
-        return {c: 1.0 - 0.9 * p for c, p in accepts.items()}
-    # A raise, or an órdago answering a bet.
-    t = 0.93 if kind is ActionKind.ORDAGO else 0.9
-    return {c: 0.06 + 0.9 * sigmoid((pct[c] - t) / 0.04) for c in CODES}
+        table = 0.06 + 0.9 * _sig((pct - t) / 0.04)
+    else:  # a raise, or an órdago answering a bet
+        t = 0.93 if kind is ActionKind.ORDAGO else 0.9
+        table = 0.06 + 0.9 * _sig((pct - t) / 0.04)
+    table.flags.writeable = False
+    _LIKELIHOODS[key] = table
+    return table
 
 
-def _cut_score(code: int) -> float:
-    return max(PERCENTILE[0][code], PERCENTILE[1][code], PERCENTILE[2][code], PERCENTILE[3][code])
-
-
-_CUT = {c: 0.15 + 0.85 * sigmoid((_cut_score(c) - 0.9) / 0.04) for c in CODES}
-_MUS = {c: 1.0 - 0.5 * sigmoid((_cut_score(c) - 0.9) / 0.04) for c in CODES}
+_CUT_SCORE = PCT[:4].max(axis=0)
+_CUT: Floats = 0.15 + 0.85 * _sig((_CUT_SCORE - 0.9) / 0.04)
+_MUS: Floats = 1.0 - 0.5 * _sig((_CUT_SCORE - 0.9) / 0.04)
 
 
 def unseen_ranks(view: SeatView) -> list[int]:
@@ -146,140 +128,104 @@ def unseen_ranks(view: SeatView) -> list[int]:
 
 
 class Beliefs:
-    """What one seat may infer about the other three hands; sample them with :meth:`sample`."""
+    """What one seat may infer about the other three hands; sample them with :meth:`draw`."""
 
-    def __init__(self, view: SeatView, *, evidence: bool = True) -> None:
-        """Read the constraints (and, if ``evidence``, the likelihood of every word spoken) from ``view``."""
+    def __init__(self, view: SeatView, *, evidence: bool = True, callers: Callers | None = None) -> None:
+        """Read the constraints (and, if ``evidence``, the likelihood of every word spoken) from ``view``.
+
+        ``callers`` reads the answers (by default each seat's answer model learned from the view).
+        """
         self.seat = view.seat
-        self.own_code = 0
+        self.own = -1
         if len(view.cards) == 4:
-            self.own_code = sum(P5[CARD_RANK[c]] for c in view.cards)
+            self.own = int(INDEX[sum(P5[CARD_RANK[c]] for c in view.cards)])
         self.unseen = unseen_ranks(view)
-        self.allowed: dict[int, frozenset[int]] = {}
+        self.allowed: dict[int, Floats] = {}
         for seat in range(4):
             if seat == view.seat:
                 continue
             allowed = self._constraints(view, seat)
             if allowed is not None:
-                self.allowed[seat] = allowed
+                self.allowed[seat] = allowed.astype(np.float64)
         self.erratic = erratic_rivals(view)
         """Whether the rivals bet like no sensible player (their words then say nothing of their cards)."""
-        terms = _evidence(view) if evidence else ()
-        self.terms: list[tuple[int, dict[int, float]]] = [
+        self.callers = callers if callers is not None else Callers(view)
+        terms = _evidence(view, self.callers) if evidence else ()
+        self.terms: list[tuple[int, Floats]] = [
             (seat, table) for seat, table in terms if not (self.erratic and seat % 2 != view.team)
         ]
-        share = {
-            seat: sum(DEAL_WEIGHT[c] for c in allowed) / _TOTAL_WEIGHT
-            for seat, allowed in self.allowed.items()
-        }
-        others = [s for s in range(4) if s != view.seat]
-        # Constrained seats first (rarest first): the free ones take whatever is left.
-        self.order = sorted(others, key=lambda s: share.get(s, 2.0))
-        self.rare = {s for s, f in share.items() if f < _RARE}
-        self._rare_lists = {s: tuple(sorted(self.allowed[s])) for s in self.rare}
+        self.others = tuple(s for s in range(4) if s != view.seat)
 
     @staticmethod
-    def _constraints(view: SeatView, seat: int) -> frozenset[int] | None:
-        allowed: frozenset[int] | None = None
+    def _constraints(view: SeatView, seat: int) -> Bools | None:
+        allowed: Bools | None = None
         if view.pares_declared is not None:
-            allowed = _HAS_PARES if view.pares_declared[seat] else _NO_PARES
+            allowed = _HAS_PARES if view.pares_declared[seat] else ~_HAS_PARES
         if view.juego_declared is not None:
-            juego = _HAS_JUEGO if view.juego_declared[seat] else _NO_JUEGO
+            juego = _HAS_JUEGO if view.juego_declared[seat] else ~_HAS_JUEGO
             allowed = juego if allowed is None else allowed & juego
         for sena in view.senas:
             if sena.seat != seat or sena.sena is None:
                 continue
-            narrowed = SENA_CODES[sena.sena] if allowed is None else allowed & SENA_CODES[sena.sena]
-            if narrowed:  # a seña that contradicts the declarations predates a discard: ignore it
+            narrowed = _SENA_MASK[sena.sena] if allowed is None else allowed & _SENA_MASK[sena.sena]
+            if narrowed.any():  # a seña that contradicts the declarations predates a discard: ignore it
                 allowed = narrowed
         return allowed
 
+    def distribution(self, seat: int) -> Floats:
+        """Per code position, the (unnormalised) chance of ``seat``'s hand on its own: the ways to draw it
+        from the unseen cards, its constraints and the likelihood of its words."""
+        return self._distribution(seat, hand_prior(tuple(self.unseen)))
+
+    def _distribution(self, seat: int, prior: Floats) -> Floats:
+        weights = prior
+        allowed = self.allowed.get(seat)
+        if allowed is not None:
+            weights = weights * allowed
+        for term_seat, table in self.terms:
+            if term_seat == seat:
+                weights = weights * table
+        if not weights.any():  # contradictory evidence: the constraints alone, else the cards alone
+            weights = prior * allowed if allowed is not None and (prior * allowed).any() else prior
+        return weights
+
+    def draw(self, rng: random.Random, n: int) -> tuple[Ints, Floats]:
+        """``n`` joint samples as code positions ``(n, 4)`` (this seat's own included) and their weights
+        (zero for the samples that would need more cards of a rank than are unseen)."""
+        generator = np.random.default_rng(rng.getrandbits(64))
+        positions = np.empty((n, 4), dtype=np.int64)
+        positions[:, self.seat] = max(self.own, 0)
+        uniforms = generator.random((3, n))
+        prior = hand_prior(tuple(self.unseen))
+        for i, seat in enumerate(self.others):
+            cdf = np.cumsum(self._distribution(seat, prior))
+            positions[:, seat] = np.searchsorted(cdf, uniforms[i] * cdf[-1], side="right")
+        np.minimum(positions, len(CODE) - 1, out=positions)
+        # The three hands were drawn independently: weigh each joint draw by the ways the cards really
+        # split among them, relative to the independent draws (C(u - a, b) C(u - a - b, c) / C(u, b) C(u, c)
+        # per rank, from a table of log binomials).
+        unseen = np.array(self.unseen, dtype=np.int64)
+        a, b, c = (COUNTS[positions[:, s]] for s in self.others)
+        left = unseen - a
+        rest = left - b
+        log = _LOG_COMB[np.maximum(left, 0) * 5 + b] + _LOG_COMB[np.maximum(rest, 0) * 5 + c]
+        log -= _LOG_COMB[unseen * 5 + b] + _LOG_COMB[unseen * 5 + c]
+        weights: Floats = np.exp(log @ _ONES8)
+        weights[((rest - c) < 0) @ _ONES8 > 0] = 0.0
+        return positions, weights
+
     def sample(self, rng: random.Random, n: int) -> tuple[list[Codes], list[float]]:
-        """``n`` joint samples of the four codes, with their (unnormalised) weights."""
-        samples: list[Codes] = []
-        weights: list[float] = []
-        base = self.unseen
-        base_total = sum(base)
-        allowed = self.allowed
-        rare = self.rare
-        order = self.order
-        terms = self.terms
-        for _ in range(n):
-            counts = list(base)
-            total = base_total
-            codes = [0, 0, 0, 0]
-            codes[self.seat] = self.own_code
-            for seat in order:
-                ok = allowed.get(seat)
-                if seat in rare:
-                    code = self._exact(counts, self._rare_lists[seat], rng)
-                    if code < 0:
-                        code = _draw(counts, total, rng)
-                    else:
-                        for r, k in PARTS[code]:
-                            counts[r] -= k
-                else:
-                    code = _draw(counts, total, rng)
-                    tries = 1
-                    while ok is not None and code not in ok and tries < _MAX_REJECTIONS:
-                        for r, k in PARTS[code]:
-                            counts[r] += k
-                        code = _draw(counts, total, rng)
-                        tries += 1
-                total -= 4
-                codes[seat] = code
-            weight = 1.0
-            for seat, table in terms:
-                weight *= table[codes[seat]]
-            samples.append((codes[0], codes[1], codes[2], codes[3]))
-            weights.append(weight)
-        return samples, weights
-
-    @staticmethod
-    def _exact(counts: list[int], options: Sequence[int], rng: random.Random) -> int:
-        """One allowed code with its exact probability given the cards left; -1 if none is possible."""
-        cumulative: list[float] = []
-        acc = 0.0
-        for code in options:
-            ways = 1
-            for r, k in PARTS[code]:
-                have = counts[r]
-                if have < k:
-                    ways = 0
-                    break
-                ways *= COMB[have][k]
-            acc += ways
-            cumulative.append(acc)
-        if acc <= 0:
-            return -1
-        x = rng.random() * acc
-        lo, hi = 0, len(cumulative) - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if cumulative[mid] > x:
-                hi = mid
-            else:
-                lo = mid + 1
-        return options[lo]
+        """Up to ``n`` joint samples of the four codes with positive weight, and their weights."""
+        positions, weights = self.draw(rng, n)
+        codes = CODE[positions].tolist()
+        return (
+            [(c[0], c[1], c[2], c[3]) for c, w in zip(codes, weights.tolist(), strict=True) if w > 0],
+            [w for w in weights.tolist() if w > 0],
+        )
 
 
-def _draw(counts: list[int], total: int, rng: random.Random) -> int:
-    """Draw four cards from ``counts`` (ranks, mutated) and return their code."""
-    code = 0
-    rand = rng.random
-    for left in range(total, total - 4, -1):
-        x = int(rand() * left)
-        r = 0
-        while x >= counts[r]:
-            x -= counts[r]
-            r += 1
-        counts[r] -= 1
-        code += P5[r]
-    return code
-
-
-def _evidence(view: SeatView) -> Iterable[tuple[int, dict[int, float]]]:
-    """Likelihood terms ``(seat, code → likelihood)`` for every informative word of the other seats."""
+def _evidence(view: SeatView, callers: Callers) -> Iterable[tuple[int, Floats]]:
+    """Likelihood terms ``(seat, code position → likelihood)`` for every informative word of the others."""
     me = view.seat
     actions = view.actions
     # The last mus round speaks about the hands as they are now.
@@ -305,7 +251,11 @@ def _evidence(view: SeatView) -> Iterable[tuple[int, dict[int, float]]]:
         index = LANCE_INDEX[lance]
         if action.seat != me:
             if kind in (ActionKind.QUIERO, ActionKind.NO_QUIERO):
-                yield action.seat, _likelihood(index, kind, _bucket(proposal))
+                accepts = callers.acceptance(action.seat, index, _bucket(proposal))
+                yield (
+                    action.seat,
+                    (0.08 + 0.9 * accepts if kind is ActionKind.QUIERO else 1.0 - 0.9 * accepts),
+                )
             elif kind is ActionKind.ORDAGO and not standing:
                 yield action.seat, _likelihood(index, kind, -1)
             elif kind is ActionKind.ENVIDO:
@@ -354,7 +304,6 @@ def lance_index(lance: Lance) -> int:
 __all__ = [
     "Beliefs",
     "Codes",
-    "accept_table",
     "accept_threshold",
     "erratic_rivals",
     "lance_index",

@@ -1,0 +1,148 @@
+"""How each other seat answers a bet or an órdago, learned from what it did earlier in the match.
+
+A typical player accepts a stake when its hand's percentile in the lance is above a threshold that grows
+with the stake (:func:`accept_threshold`). Real tables also have *tight callers* (big bets and órdagos only
+with near-perfect hands), *loose callers* (quiero to anything) and everything between, so the model is a
+mixture of caller types, each a shift of that threshold (one shift for small bets, one for big bets and
+órdagos). Each seat starts from :data:`PRIOR`; every public answer of the earlier hands of the match whose
+hand was then shown (:attr:`engine.views.SeatView.answers`) updates that seat's weights by Bayes' rule.
+The answer model used for a seat is the mixture under its weights: a seat seen refusing good hands stops
+being paid by órdagos that only beat typical callers, and a seat seen accepting poor ones is bet into.
+
+Only public information is read: the answers, and the hands shown at the end of those hands.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from engine.ai.arrays import INDEX, PCT, Floats
+from engine.ai.tables import LANCE_INDEX
+from engine.views import PublicAnswer, SeatView
+
+#: A stake of this many stones or more (or an órdago) is a big bet for the caller types.
+BIG_STAKE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CallerType:
+    """A way of answering: the typical threshold shifted by ``small`` (bets below :data:`BIG_STAKE`) and
+    ``big`` (big bets and órdagos) percentile points; a shift of -1 accepts everything."""
+
+    name: str
+    small: float
+    big: float
+
+
+#: The caller types of the mixture.
+TYPES: tuple[CallerType, ...] = (
+    CallerType("loose", -1.0, -1.0),
+    CallerType("easy", -0.15, -0.15),
+    CallerType("typical", 0.0, 0.0),
+    CallerType("tight", 0.0, 0.07),
+    CallerType("rock", 0.05, 0.1),
+)
+#: The weight of each type before a seat has shown how it answers.
+PRIOR: tuple[float, ...] = (0.06, 0.12, 0.5, 0.2, 0.12)
+# Mistakes and bluff-catching: no type accepts or refuses with certainty.
+_FLOOR = 0.02
+_WIDTH = 0.05
+
+
+def accept_threshold(bet: int) -> float:
+    """The hand percentile above which a typical player accepts a bet of ``bet`` stones (0 = órdago)."""
+    if bet <= 0:
+        return 0.89
+    return math.sqrt(0.45 + min(bet, 20) / 60)
+
+
+def _sigmoid(x: Floats) -> Floats:
+    result: Floats = 1.0 / (1.0 + np.exp(-np.clip(x, -30.0, 30.0)))
+    return result
+
+
+@lru_cache(maxsize=1024)
+def type_table(kind: int, lance_index: int, bet: int, committed: bool = False) -> Floats:
+    """Per code position, how likely a caller of type ``TYPES[kind]`` accepts ``bet`` (0: an órdago) in a
+    lance; ``committed``: its side proposed the bet now raised (it accepts a little more readily)."""
+    caller = TYPES[kind]
+    shift = caller.big if bet <= 0 or bet >= BIG_STAKE else caller.small
+    t = accept_threshold(bet) + shift - (0.04 if committed else 0.0)
+    table: Floats = _FLOOR + (1.0 - 2 * _FLOOR) * _sigmoid((PCT[lance_index] - t) / _WIDTH)
+    table.flags.writeable = False
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _posterior(observations: tuple[tuple[int, int, int, bool], ...]) -> tuple[float, ...]:
+    """The type weights after ``(lance index, stake bucket, code position, accepted)`` observations."""
+    log = [math.log(p) for p in PRIOR]
+    for lance_index, stake, position, accepted in observations:
+        for kind in range(len(TYPES)):
+            p = float(type_table(kind, lance_index, stake)[position])
+            log[kind] += math.log(p if accepted else 1.0 - p)
+    top = max(log)
+    weights = [math.exp(v - top) for v in log]
+    total = sum(weights)
+    return tuple(round(w / total, 3) for w in weights)
+
+
+@lru_cache(maxsize=512)
+def _stack(lance_index: int, bet: int, committed: bool) -> Floats:
+    """Every type's table for one stake, stacked: shape ``(types, codes)``."""
+    stack: Floats = np.stack([type_table(kind, lance_index, bet, committed) for kind in range(len(TYPES))])
+    stack.flags.writeable = False
+    return stack
+
+
+@lru_cache(maxsize=512)
+def _stacks(lance_index: int, bets: tuple[int, ...], committed: bool) -> Floats:
+    """:func:`_stack` for several stakes: shape ``(stakes, types, codes)``."""
+    stacks: Floats = np.stack([_stack(lance_index, bet, committed) for bet in bets])
+    stacks.flags.writeable = False
+    return stacks
+
+
+def _observations(answers: tuple[PublicAnswer, ...], seat: int) -> tuple[tuple[int, int, int, bool], ...]:
+    found = []
+    for answer in answers:
+        if answer.seat != seat or answer.shown_code < 0:
+            continue
+        position = int(INDEX[answer.shown_code])
+        if position >= 0:
+            found.append((LANCE_INDEX[answer.lance], min(answer.stake, 20), position, answer.accepted))
+    return tuple(found)
+
+
+class Callers:
+    """The answer model of every other seat, as one seat sees it (built from its view only)."""
+
+    def __init__(self, view: SeatView, *, learn: bool = True) -> None:
+        """Each seat's type weights: the prior, updated by its shown answers when ``learn``."""
+        self.weights: dict[int, tuple[float, ...]] = {
+            seat: _posterior(_observations(view.answers, seat)) if learn else PRIOR for seat in range(4)
+        }
+        self._weights = {seat: np.array(w) for seat, w in self.weights.items()}
+
+    def acceptance(self, seat: int, lance_index: int, bet: int, committed: bool = False) -> Floats:
+        """Per code position, how likely ``seat`` accepts ``bet`` stones (0: an órdago) in a lance."""
+        result: Floats = self._weights[seat] @ _stack(lance_index, min(bet, 20), committed)
+        return result
+
+    def acceptances(self, seat: int, lance_index: int, bets: list[int], committed: bool = False) -> Floats:
+        """:meth:`acceptance` for several stakes at once: shape ``(len(bets), codes)``."""
+        result: Floats = self._weights[seat] @ _stacks(
+            lance_index, tuple(min(b, 20) for b in bets), committed
+        )
+        return result
+
+    def type_weight(self, seat: int, name: str) -> float:
+        """The weight of the caller type called ``name`` for ``seat``."""
+        return self.weights[seat][[t.name for t in TYPES].index(name)]
+
+
+__all__ = ["BIG_STAKE", "PRIOR", "TYPES", "CallerType", "Callers", "accept_threshold", "type_table"]
