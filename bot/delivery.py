@@ -40,7 +40,7 @@ from bot.transport import (
     Transport,
     Unreachable,
 )
-from bot.views import OutMessage
+from bot.views import KEPT_SLOTS, OutMessage
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +57,8 @@ __all__ = [
     "destination",
 ]
 
-#: Slots whose newer state replaces a pending older one.
-COALESCING_SLOTS = frozenset({"lobby", "table", "hand"})
+#: Slots whose newer state replaces a pending older one (the kept slots).
+COALESCING_SLOTS = KEPT_SLOTS
 #: Idle lanes are forgotten when this many chats have one (then when twice as many as remain).
 LANES_BEFORE_SWEEP = 1000
 #: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
@@ -74,6 +74,10 @@ class _Pending:
     """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
     force: bool = False
     """Send even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
+    check: bool = False
+    """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
+    reshow: bool = False
+    """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
 
 
 @dataclass
@@ -123,7 +127,7 @@ class Delivery:
         self._lanes: dict[str, _Lane] = {}
         self._evict_at = LANES_BEFORE_SWEEP
         # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
-        self._shown: dict[tuple[str, str, str], tuple[str, object]] = {}
+        self._shown: dict[tuple[str, str, str], _Shown] = {}
         # The newest view queued for each kept slot: what the slot must end up showing.
         self._latest: dict[tuple[str, str, str], OutMessage] = {}
         self.stats: dict[str, int] = {
@@ -136,6 +140,8 @@ class Delivery:
             "stripped": 0,
             "duplicates": 0,
             "dropped": 0,
+            "superseded": 0,
+            "reshown": 0,
         }
 
     def owns(self, chat: str) -> bool:
@@ -192,7 +198,11 @@ class Delivery:
         lane = self._lane(chat_id)
         latest = self._latest.get(key)
         if latest is None or (latest.text, latest.buttons) == content:
-            self._remember(key, content)
+            self._remember(key, content, message.version)
+            if message.version > 0:
+                # Another worker may hold a newer view of this slot: the lane checks, with no call to pay.
+                lane.pending.insert(0, _Pending(message, check=True))
+                self._wake(lane)
             return
         self._shown.pop(key, None)
         if not any(p.strip is None and _same_slot(p.message, message) for p in lane.pending):
@@ -215,7 +225,12 @@ class Delivery:
         lane = self._lane(chat_id)
         try:
             known = await self._known(chat_id, message)
-            await self._record_sent(lane, message, message_id, known)
+            if _versioned(message):
+                await self.surfaces.offer(
+                    message.table, chat_id, message.slot, message.version, message.to_json()
+                )
+            if await self._record_sent(lane, message, message_id, known):
+                await self._after_call(lane, message, message_id)
         except StoreUnavailable:
             log.warning("surfaces store unavailable; a reply's message id was not kept")
         self._wake(lane)
@@ -302,16 +317,31 @@ class Delivery:
     async def _run(self, lane: _Lane) -> None:
         try:
             while lane.pending:
-                wait = lane.last_call + self.min_interval - self.clock()
-                if wait > 0:
-                    await asyncio.sleep(wait)
+                if not lane.pending[0].check:
+                    await self._pace(lane)
                 item = lane.pending.pop(0)
-                lane.last_call = self.clock()
+                if not item.check:
+                    lane.last_call = self.clock()
                 retry = await self._attempt(lane, item)
                 if retry is not None:
                     await asyncio.sleep(retry)
         finally:
             lane.idle.set()
+
+    async def _pace(self, lane: _Lane) -> None:
+        """Wait for the lane's turn to call: this worker's interval since its last call to the chat, then a
+        turn booked in the store, which every worker writing to the chat shares."""
+        if self.min_interval <= 0:
+            return
+        wait = lane.last_call + self.min_interval - self.clock()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        try:
+            wait = await self.surfaces.pace(lane.chat_id, self.min_interval)
+        except StoreUnavailable:
+            return  # this worker's own pacing, above, still holds
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     async def _attempt(self, lane: _Lane, item: _Pending) -> float | None:
         """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
@@ -319,7 +349,10 @@ class Delivery:
             return await self._attempt_strip(lane, item)
         message = item.message
         try:
-            await self._send(lane, message, force=item.force)
+            if item.check:
+                await self._check_shown(lane, message)
+                return None
+            await self._send(lane, item)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             metrics.RATE_LIMITED.labels(self.platform).inc()
@@ -371,10 +404,10 @@ class Delivery:
             log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
         return None
 
-    def _remember(self, key: tuple[str, str, str], content: tuple[str, object]) -> None:
+    def _remember(self, key: tuple[str, str, str], content: tuple[str, object], version: int) -> None:
         if len(self._shown) >= _SHOWN_CAP:
             self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
-        self._shown[key] = content
+        self._shown[key] = _Shown(content, version)
 
     async def _known(self, chat_id: str, message: OutMessage) -> str | None:
         """The message that shows the view's slot now, if the slot is one that messages are kept for."""
@@ -382,49 +415,127 @@ class Delivery:
             return None
         return await self.surfaces.get(message.table, chat_id, message.slot)
 
-    async def _send(self, lane: _Lane, message: OutMessage, *, force: bool = False) -> None:
-        chat_id = lane.chat_id
+    async def _send(self, lane: _Lane, item: _Pending) -> None:
+        message, chat_id = item.message, lane.chat_id
         shown_key = (chat_id, message.table, message.slot)
         content = (message.text, message.buttons)
-        if not force and not message.fresh and self._shown.get(shown_key) == content:
-            self.stats["skipped"] += 1
-            return
-        known = await self._known(chat_id, message)
-        if known is not None and not message.fresh:
+        shown = self._shown.get(shown_key)
+        if not _versioned(message):
+            if not item.force and not message.fresh and shown is not None and shown.content == content:
+                self.stats["skipped"] += 1
+                return
+            known = await self._known(chat_id, message)
+            post = message.fresh or known is None
+        else:
+            # Other workers may show this slot too: only a view at least as new as theirs goes out.
+            offer = await self.surfaces.offer(
+                message.table, chat_id, message.slot, message.version, message.to_json()
+            )
+            if not offer.accepted:
+                self.stats["superseded"] += 1
+                return
+            known = offer.message_id
+            # A new message when the view asks for one, or when the slot's message is of an earlier epoch
+            # (another worker's view of a new hand got here first: the last hand's message keeps its story).
+            post = message.fresh or known is None or message.since > offer.posted
+            if item.reshow and post:
+                return  # the worker whose view begins a new message posts it; this one only edits
+            # Unchanged since this worker showed it, and no other worker showed anything since: no call.
+            unchanged = shown is not None and shown.content == content and shown.version == offer.previous
+            if not item.force and not post and unchanged:
+                self.stats["skipped"] += 1
+                self._remember(shown_key, content, message.version)  # what the slot shows is this version
+                return
+        if known is not None and not post:
             try:
                 await self.transport.edit(chat_id, known, message)
                 self.stats["edit"] += 1
-                self._remember(shown_key, content)
-                return
             except NotModified:
                 self.stats["not_modified"] += 1
-                self._remember(shown_key, content)
-                return
             except MessageGone:
                 await self.surfaces.forget(message.table, chat_id, message.slot)  # deleted: post it again
                 known = None
+            if known is not None:
+                self._remember(shown_key, content, message.version)
+                await self._after_call(lane, message, known)
+                return
         sent = await self.transport.send(chat_id, message)
         self.stats["send"] += 1
-        await self._record_sent(lane, message, sent, known)
+        if await self._record_sent(lane, message, sent, known):
+            await self._after_call(lane, message, sent)
 
-    async def _record_sent(self, lane: _Lane, message: OutMessage, sent: str, known: str | None) -> None:
-        """``sent`` now shows the view; ``known`` showed its slot until now and loses its buttons."""
+    async def _check_shown(self, lane: _Lane, message: OutMessage) -> None:
+        """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
+        show the newest again if another worker had a newer one (this one may have gone over it)."""
+        offer = await self.surfaces.offer(
+            message.table, lane.chat_id, message.slot, message.version, message.to_json()
+        )
+        if offer.message_id is not None:
+            await self._after_call(lane, message, offer.message_id)
+
+    async def _after_call(self, lane: _Lane, message: OutMessage, message_id: str) -> None:
+        """``message_id`` now shows ``message``. If another worker offered a newer view of the slot meanwhile,
+        this call may have landed after that worker's: show the newest again (the next call of this lane);
+        and if another worker made a new message show the slot, this one loses its buttons."""
+        if not _versioned(message):
+            return
+        newest = await self.surfaces.newest(message.table, lane.chat_id, message.slot)
+        if newest.message_id is not None and newest.message_id != message_id:
+            lane.pending.insert(0, _Pending(message, strip=message_id))
+        if newest.version > message.version and newest.view is not None:
+            try:
+                view = OutMessage.from_json(newest.view)
+            except ValueError:
+                log.warning("a stored view of chat %s cannot be read", lane.chat_id)
+                return
+            self.stats["reshown"] += 1
+            self._shown.pop((lane.chat_id, message.table, message.slot), None)
+            # An edit of whatever message shows the slot: never a second new message.
+            lane.pending.insert(0, _Pending(replace(view, fresh=False), force=True, reshow=True))
+
+    async def _record_sent(self, lane: _Lane, message: OutMessage, sent: str, known: str | None) -> bool:
+        """``sent`` now shows the view; ``known`` showed its slot until now and loses its buttons.
+
+        False if another worker's message of a newer epoch shows the slot already: then ``sent`` is the one
+        superseded, and loses its buttons instead.
+        """
         chat_id = lane.chat_id
         shown_key = (chat_id, message.table, message.slot)
         superseded: str | None = None
         if known is not None and known != sent:
             # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
             shown = self._shown.get(shown_key)
-            superseded = known if shown is None or shown[1] else None
-        if message.table and message.slot in COALESCING_SLOTS:
-            self._remember(shown_key, (message.text, message.buttons))
-            await self.surfaces.set(message.table, chat_id, message.slot, sent)
+            superseded = known if shown is None or shown.content[1] else None
+        taken = True
+        if message.kept:
+            since = message.since if _versioned(message) else None
+            taken = await self.surfaces.set(
+                message.table, chat_id, message.slot, sent, since=since, replacing=known
+            )
+            if taken:
+                self._remember(shown_key, (message.text, message.buttons), message.version)
+            else:
+                superseded = sent if message.buttons else None
         if superseded is not None:
             # The next call of this lane, paced like any other: the new message goes out first.
             lane.pending.insert(0, _Pending(message, strip=superseded))
         if message.user is not None:
             await self.surfaces.set_reachable(chat_id, True)
+        return taken
 
 
 def _same_slot(a: OutMessage, b: OutMessage) -> bool:
     return a.slot == b.slot and a.table == b.table
+
+
+def _versioned(message: OutMessage) -> bool:
+    """A view of a kept slot that knows its table version (views of table commands do)."""
+    return message.version > 0 and bool(message.table) and message.slot in COALESCING_SLOTS
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """What this worker last made a slot show, and the table version it was."""
+
+    content: tuple[str, object]
+    version: int

@@ -147,6 +147,9 @@ class TableState(BaseModel):
     """Where the current hand stands in the match."""
     reported_hand: int = 0
     """The last hand whose end was reported (showdown, leaderboard), so it is reported once."""
+    since: dict[str, int] = Field(default_factory=dict)
+    """For each kept slot where it is shown (:attr:`bot.views.OutMessage.slot_key`), the version at which
+    its current message began: every later view of the slot carries it (``OutMessage.since``)."""
 
     def seat_of(self, user_key: str) -> int | None:
         """The seat of a user, if seated."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from pydantic import ValidationError
 
@@ -25,7 +26,7 @@ from bot.i18n import common as msg
 from bot.leaderboard import GameResult
 from bot.model import TableState, TableStatus, UserRef
 from bot.store.ports import DeadlineChanges, StoreError, StoreUnavailable, VersionConflict
-from bot.views import Outcome
+from bot.views import Outcome, OutMessage
 from engine.ai.policy import Policy, make_policy
 from engine.errors import MusError
 from engine.match import Match
@@ -133,13 +134,14 @@ class TableWork:
                     messages = steps.redraw(ctx, previous) if render_unchanged else ctx.messages
                     return Outcome(
                         answer=say(lang, answer),
-                        messages=tuple(messages),
+                        messages=_stamped(messages, version, table, begin=False),
                         alert=ctx.alert,
                         table=table_id,
                     )
                 timers.arm(ctx)
                 ctx.sync_match()
-                messages = steps.redraw(ctx, previous)
+                # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
+                stamped = _stamped(steps.redraw(ctx, previous), version + 1, table, begin=True)
                 schedule = list(ctx.flashes)
                 if table.due_key is not None and table.due is not None and table.due_key != old_due:
                     schedule.append((table.due_key, table.due))
@@ -171,7 +173,10 @@ class TableWork:
                     self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
                 await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
                 return Outcome(
-                    answer=say(lang, answer), messages=tuple(messages), alert=ctx.alert, table=table_id
+                    answer=say(lang, answer),
+                    messages=stamped,
+                    alert=ctx.alert,
+                    table=table_id,
                 )
             return Outcome(answer=say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
         except StoreUnavailable:
@@ -241,3 +246,28 @@ class TableWork:
             return 0
         await self._rate(results, self.deps.clock())
         return len(results)
+
+
+#: Slots a table remembers the beginning of (more are dropped, oldest first: players who left long ago).
+_SLOTS_KEPT_PER_TABLE = 16
+
+
+def _stamped(
+    messages: Iterable[OutMessage], version: int, table: TableState, *, begin: bool
+) -> tuple[OutMessage, ...]:
+    """The views, each marked with the table version it shows and the version its slot's message began at,
+    so that workers delivering them at once keep the newest on screen. A fresh view (a new hand, new cards)
+    begins its slot's message at ``version``, for the views after it; with ``begin``, the table (about to be
+    written as ``version``) remembers that for the views of later commands."""
+    since = dict(table.since)
+    stamped = []
+    for message in messages:
+        if message.fresh and message.kept:
+            since.pop(message.slot_key, None)
+            since[message.slot_key] = version
+        stamped.append(replace(message, version=version, since=since.get(message.slot_key, 0)))
+    if begin:
+        while len(since) > _SLOTS_KEPT_PER_TABLE:
+            del since[next(iter(since))]
+        table.since = since
+    return tuple(stamped)

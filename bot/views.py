@@ -7,7 +7,11 @@ buttons carrying action tokens. ``slot`` names the logical message it updates (`
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+
+#: Slots whose message is kept and edited in place (one per table and chat); others are always new messages.
+KEPT_SLOTS = frozenset({"lobby", "table", "hand"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +43,45 @@ class OutMessage:
     markdown: bool = False
     """The text uses light Markdown (``**bold**`` and ``-`` lists): adapters render it in their idiom
     (rich-text entities, escaped) or strip the markers; plain text otherwise."""
+    version: int = 0
+    """The table version this view shows (0: not a table state). Workers that deliver views of one slot
+    concurrently keep the newest on screen by it (:class:`bot.delivery.Delivery`)."""
+    since: int = 0
+    """The table version at which the slot's current message began (a new hand's table, new cards): a view
+    is never drawn over a message posted for an earlier one, whichever worker's call lands first."""
 
     @property
     def private(self) -> bool:
         """Whether this message goes to one user privately."""
         return self.user is not None
+
+    @property
+    def kept(self) -> bool:
+        """Whether this view is of a table slot whose message is kept and edited in place."""
+        return bool(self.table) and self.slot in KEPT_SLOTS
+
+    @property
+    def slot_key(self) -> str:
+        """The slot and where it is shown (``table@tg:-100``, ``hand@tg:7``): one kept message each."""
+        return f"{self.slot}@{self.user if self.user is not None else self.chat}"
+
+    def to_json(self) -> str:
+        """The view as JSON (kept in the store, so that another worker can show it again)."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields["buttons"] = [[[b.label, b.token] for b in row] for row in self.buttons]
+        return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, data: str) -> OutMessage:
+        """The view :meth:`to_json` wrote (``ValueError`` if it is not one)."""
+        try:
+            fields = json.loads(data)
+            buttons = tuple(
+                tuple(Button(str(label), str(token)) for label, token in row) for row in fields.pop("buttons")
+            )
+            return cls(**fields, buttons=buttons)
+        except (TypeError, KeyError, json.JSONDecodeError) as exc:
+            raise ValueError(f"not a stored view: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)

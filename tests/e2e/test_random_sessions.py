@@ -187,9 +187,9 @@ async def test_a_randomized_session_keeps_every_promise(
     table = await random_session(tg, bot, seed, hands=6)
     print(f"seed {seed}: {table.presses} presses")
     state, _ = await table.state()
-    # The session really pressed (old, forged, doubled and right buttons): at least ten a hand played (a
+    # The session really pressed (old, forged, doubled and right buttons): at least eight a hand played (a
     # match can end early, with an órdago: the machines' pace decides which hands are dealt).
-    assert table.presses >= 10 * min(state.hand_no, 6), (table.presses, state.hand_no)
+    assert table.presses >= 8 * min(state.hand_no, 6), (table.presses, state.hand_no)
     assert state.hand_no >= 6 or state.status is TableStatus.FINISHED
     assert_clean(tg)
     assert_no_repeated_private_message(tg, table)

@@ -49,3 +49,54 @@ async def test_the_redis_layout_is_the_one_deployed_before(redis_client: AnyRedi
     assert await surfaces.reachable("tg:5")
     await surfaces.set("t0000009", "tg:-100", "hand", "78")
     assert 0 < await redis_client.ttl(f"{key_prefix}tg:surf:t0000009") <= 7 * 86400
+
+
+async def test_a_slot_keeps_its_newest_view_by_version(surfaces: SurfaceStore) -> None:
+    """Two workers offering views of one slot: the newest version stays, whatever the order of the offers."""
+    assert await surfaces.newest("t0000001", "tg:-100", "table") == (0, None, None)
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 5, '{"v":5}') == (True, 0, None, 0)
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7}') == (True, 5, None, 0)
+    await surfaces.set("t0000001", "tg:-100", "table", "41")
+    # The older one, late: refused, and the slot still has the newer (and says which message shows it).
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 6, '{"v":6}') == (False, 7, "41", 0)
+    # The same version again (a redraw) is taken.
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7b}') == (True, 7, "41", 0)
+    assert await surfaces.newest("t0000001", "tg:-100", "table") == (7, '{"v":7b}', "41")
+    # Other slots, chats and platforms are apart.
+    assert (await surfaces.newest("t0000001", "tg:-100", "lobby")).version == 0
+    assert (await surfaces.newest("t0000001", "dc:-100", "table")).version == 0
+    assert await surfaces.offer("t0000001", "tg:7", "hand", 1, "{}") == (True, 0, None, 0)
+    # Forgetting a deleted message keeps the newest view (the next call posts it again).
+    await surfaces.forget("t0000001", "tg:-100", "table")
+    assert await surfaces.newest("t0000001", "tg:-100", "table") == (7, '{"v":7b}', None)
+
+
+async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
+    """Each booking of a chat's next call comes one interval after the previous one; other chats are free."""
+    waits = [await surfaces.pace("tg:-100", 0.5) for _ in range(3)]
+    assert waits[0] < 0.05
+    assert 0.4 < waits[1] <= 0.5 and 0.9 < waits[2] <= 1.0, waits
+    assert await surfaces.pace("tg:-200", 0.5) < 0.05
+    assert await surfaces.pace("dc:-100", 0.5) < 0.05
+
+
+async def test_a_message_of_a_newer_epoch_is_not_replaced_by_an_older_one(surfaces: SurfaceStore) -> None:
+    """Two workers posting a slot's message at once (a new hand's table, begun at version 10, and a later
+    view of it): the first message of the newest epoch stays; without an epoch, a message is always taken."""
+    assert await surfaces.set("t0000001", "tg:-100", "table", "40", since=1)
+    assert await surfaces.set("t0000001", "tg:-100", "table", "50", since=10, replacing="40")
+    assert (await surfaces.offer("t0000001", "tg:-100", "table", 11, "{}")).posted == 10
+    # An older epoch, or the same one posted over the same old message by a second worker: refused.
+    assert not await surfaces.set("t0000001", "tg:-100", "table", "49", since=3, replacing="40")
+    assert not await surfaces.set("t0000001", "tg:-100", "table", "51", since=10, replacing="40")
+    assert await surfaces.get("t0000001", "tg:-100", "table") == "50"
+    # The same epoch posted again over the message now showing it (the table posted again): taken.
+    assert await surfaces.set("t0000001", "tg:-100", "table", "52", since=10, replacing="50")
+    assert await surfaces.set("t0000001", "tg:-100", "table", "53", since=12, replacing="40")
+    assert await surfaces.get("t0000001", "tg:-100", "table") == "53"
+    assert await surfaces.set("t0000001", "tg:-100", "table", "54")
+    assert (await surfaces.offer("t0000001", "tg:-100", "table", 12, "{}")).posted == 0
+    await surfaces.set("t0000001", "tg:-100", "table", "55", since=14)
+    await surfaces.forget("t0000001", "tg:-100", "table")
+    assert (await surfaces.offer("t0000001", "tg:-100", "table", 15, "{}"))[2:] == (None, 0)
+    assert await surfaces.set("t0000001", "tg:-100", "table", "56", since=2)  # nothing shows it: taken

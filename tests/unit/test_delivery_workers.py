@@ -1,0 +1,200 @@
+"""Two workers delivering views of one table at once (``bot.delivery`` over one shared surfaces store).
+
+A press handled on one worker and a machine's deadline fired on another both draw the same table; their calls
+may reach the platform in either order. The fake platform here is one chat shared by two workers' transports,
+and a test can hold one worker's call in flight until the other's has landed — the order that showed a group
+the previous turn before each view carried its table version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from bot.delivery import Delivery, MessageGone, NotModified
+from bot.store.surfaces import MemorySurfaces
+from bot.views import Button, OutMessage
+
+GROUP = "x:-1"
+TABLE = "t0000001"
+
+
+class Chat:
+    """The platform's side: every message of the group, shared by the workers."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, tuple[str, tuple[tuple[Button, ...], ...]]] = {}
+        self.ids = itertools.count(1)
+
+    def live(self) -> list[str]:
+        """The texts of the messages that still have buttons."""
+        return [text for text, buttons in self.messages.values() if buttons]
+
+
+class WorkerTransport:
+    """One worker's calls to the shared chat; ``hold`` keeps its next call in flight until released."""
+
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+        self.gate: asyncio.Event | None = None
+        self.in_flight = asyncio.Event()
+
+    def hold(self) -> asyncio.Event:
+        self.gate = asyncio.Event()
+        self.in_flight.clear()
+        return self.gate
+
+    async def _wait(self) -> None:
+        if self.gate is not None:
+            gate, self.gate = self.gate, None
+            self.in_flight.set()
+            await gate.wait()
+
+    def owns(self, chat: str) -> bool:
+        return chat.startswith("x:")
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        message_id = str(next(self.chat.ids))  # the platform takes the call now; it lands after the wait
+        await self._wait()
+        self.chat.messages[message_id] = (message.text, message.buttons)
+        return message_id
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        await self._wait()
+        if message_id not in self.chat.messages:
+            raise MessageGone("message to edit not found")
+        if self.chat.messages[message_id] == (message.text, message.buttons):
+            raise NotModified("message is not modified")
+        self.chat.messages[message_id] = (message.text, message.buttons)
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        await self._wait()
+        text, _ = self.chat.messages[message_id]
+        self.chat.messages[message_id] = (text, ())
+
+
+def view(version: int, text: str, *, since: int = 1, fresh: bool = False) -> OutMessage:
+    """The table view of one table version (as the unit of work stamps them)."""
+    buttons = ((Button("Paso", f"{TABLE}.1-0.paso"),),)
+    return OutMessage(
+        slot="table",
+        text=text,
+        chat=GROUP,
+        buttons=buttons,
+        fresh=fresh,
+        table=TABLE,
+        version=version,
+        since=version if fresh else since,
+    )
+
+
+async def two_workers() -> tuple[Chat, tuple[Delivery, WorkerTransport], tuple[Delivery, WorkerTransport]]:
+    chat, surfaces = Chat(), MemorySurfaces()
+    first, second = WorkerTransport(chat), WorkerTransport(chat)
+    return (
+        chat,
+        (Delivery(first, surfaces, min_interval=0), first),
+        (Delivery(second, surfaces, min_interval=0), second),
+    )
+
+
+async def test_an_older_view_landing_last_is_replaced_by_the_newest() -> None:
+    chat, (a, a_calls), (b, _) = await two_workers()
+    a.deliver([view(1, "hand 1: Ane's turn", fresh=True)])
+    await a.flush()
+    # Worker A draws version 2 (Ane passed); its edit is slow. Worker B draws version 3 (Iker passed), and
+    # its edit lands first; then A's lands, over it.
+    gate = a_calls.hold()
+    a.deliver([view(2, "Ane: paso · Iker's turn")])
+    await a_calls.in_flight.wait()
+    b.deliver([view(3, "Ane: paso · Iker: paso · Maite's turn")])
+    await b.flush()
+    assert next(iter(chat.messages.values()))[0] == "Ane: paso · Iker: paso · Maite's turn"
+    gate.set()
+    await a.flush()
+    await b.flush()
+    # A saw, after its call, that version 3 was offered meanwhile: it drew the newest again.
+    assert [text for text, _ in chat.messages.values()] == ["Ane: paso · Iker: paso · Maite's turn"]
+    assert a.stats["reshown"] == 1
+
+
+async def test_a_view_older_than_the_one_offered_is_not_sent_at_all() -> None:
+    chat, (a, _), (b, _) = await two_workers()
+    b.deliver([view(1, "hand 1", fresh=True), view(3, "Maite's turn")])
+    await b.flush()
+    a.deliver([view(2, "Iker's turn")])  # late: version 3 is on screen
+    await a.flush()
+    assert [text for text, _ in chat.messages.values()] == ["Maite's turn"]
+    assert a.stats["superseded"] == 1 and a.stats["edit"] == 0
+
+
+async def test_an_unchanged_view_is_drawn_again_if_another_worker_drew_over_it() -> None:
+    chat, (a, _), (b, _) = await two_workers()
+    a.deliver([view(1, "Ane's turn", fresh=True)])
+    await a.flush()
+    b.deliver([view(2, "Iker's turn")])
+    await b.flush()
+    # Version 3 looks like version 1 to worker A (which showed it): its cache must not skip the call.
+    a.deliver([view(3, "Ane's turn")])
+    await a.flush()
+    assert [text for text, _ in chat.messages.values()] == ["Ane's turn"]
+
+
+async def test_a_new_hand_drawn_first_by_another_worker_never_overwrites_the_last_hands_story() -> None:
+    chat, (a, a_calls), (b, _) = await two_workers()
+    a.deliver([view(1, "hand 1", fresh=True), view(9, "hand 1 over: the story of every lance")])
+    await a.flush()
+    # Worker A deals hand 2 (version 10, a new message) but its post is slow; worker B draws version 11 of
+    # hand 2 (not fresh: the same hand's message, begun at 10) before A's post is recorded.
+    gate = a_calls.hold()
+    a.deliver([view(10, "hand 2: Iker's turn", fresh=True)])
+    await a_calls.in_flight.wait()
+    b.deliver([view(11, "hand 2: Iker: mus · Maite's turn", since=10)])
+    await b.flush()
+    gate.set()
+    await a.flush()
+    await b.flush()
+    texts = [text for text, _ in chat.messages.values()]
+    assert texts[0] == "hand 1 over: the story of every lance", texts  # never edited into hand 2
+    assert chat.live() == ["hand 2: Iker: mus · Maite's turn"], chat.messages  # one live keyboard, the newest
+
+
+async def test_a_post_and_an_edit_racing_end_on_the_newest_with_one_keyboard() -> None:
+    for a_first in (True, False):
+        chat, (a, a_calls), (b, b_calls) = await two_workers()
+        a.deliver([view(1, "hand 1", fresh=True), view(9, "hand 1 over")])
+        await a.flush()
+        # A posts hand 2 (version 10); B edits version 11 into it; either call may land last.
+        slow = a_calls if not a_first else b_calls
+        gate = slow.hold()
+        a.deliver([view(10, "hand 2 dealt", fresh=True)])
+        if a_first:
+            await a.flush()
+        b.deliver([view(11, "hand 2: mus", since=10)])
+        await slow.in_flight.wait()
+        gate.set()
+        await a.flush()
+        await b.flush()
+        await a.flush()
+        assert chat.live() == ["hand 2: mus"], (a_first, chat.messages)
+        assert next(text for text, _ in chat.messages.values()) == "hand 1 over", (a_first, chat.messages)
+
+
+async def test_workers_share_the_chats_pacing() -> None:
+    """Two workers writing to one chat call it no more often than one would (the interval is per chat)."""
+    chat, surfaces = Chat(), MemorySurfaces()
+    times: list[float] = []
+
+    class Timed(WorkerTransport):
+        async def send(self, chat_id: str, message: OutMessage) -> str:
+            times.append(asyncio.get_running_loop().time())
+            return await super().send(chat_id, message)
+
+    interval = 0.1
+    workers = [Delivery(Timed(chat), surfaces, min_interval=interval) for _ in range(2)]
+    for n, worker in enumerate(workers):
+        worker.deliver([OutMessage(slot="notice", text=f"{n}.{i}", chat=GROUP, fresh=True) for i in range(3)])
+    await asyncio.gather(*(worker.flush() for worker in workers))
+    assert len(chat.messages) == 6
+    gaps = [later - earlier for earlier, later in itertools.pairwise(sorted(times))]
+    assert min(gaps) >= interval * 0.9, gaps
