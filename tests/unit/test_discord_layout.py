@@ -84,7 +84,7 @@ def test_texts_fit_escape_plain_views_and_name_the_mus_commands() -> None:
     [
         (discord.Locale.spain_spanish, "Juega al mus a 8 reyes, por parejas"),
         (discord.Locale.french, "Jouer au mus à 8 rois, par équipes de deux"),
-        (discord.Locale.brazil_portuguese, "Joga mus a 8 reis, em pares"),
+        (discord.Locale.brazil_portuguese, "Joga mus a 8 reis, em duplas"),
         (discord.Locale.american_english, None),
         (discord.Locale.japanese, None),
     ],
