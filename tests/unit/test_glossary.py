@@ -53,12 +53,14 @@ def rules_texts(lang: str) -> Iterator[tuple[str, str]]:
 
 
 def report(lang: str, found: list[tuple[str, Offence]]) -> str:
+    """A failure message: each offending string or line, the form found and the word to use."""
     return f"{lang}: forms the glossary replaces:\n" + "\n".join(
         f"  {where}: {o.found!r} ({o.term}: use {o.use!r})" for where, o in found
     )
 
 
 def check(lang: str, texts: Iterator[tuple[str, str]]) -> list[tuple[str, Offence]]:
+    """Every replaced form of ``lang``'s glossary in ``texts``, with where it was found."""
     terms = glossary(lang)
     return [(where, o) for where, text in texts for o in offences(terms, text)]
 
