@@ -26,6 +26,11 @@ from engine.views import PublicAnswer, SeatView
 
 #: A stake of this many stones or more (or an órdago) is a big bet for the caller types.
 BIG_STAKE = 5
+#: A side this close to the target, against one at least :data:`PRESSED_FAR` short of it, presses the other:
+#: its órdagos are accepted with weaker hands (by :data:`PRESSED_SHIFT` percentile points).
+PRESSED_NEAR = 5
+PRESSED_FAR = 15
+PRESSED_SHIFT = 0.15
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +71,18 @@ def _sigmoid(x: Floats) -> Floats:
 
 
 @lru_cache(maxsize=1024)
-def type_table(kind: int, lance_index: int, bet: int, committed: bool = False) -> Floats:
+def type_table(
+    kind: int, lance_index: int, bet: int, committed: bool = False, pressed: bool = False
+) -> Floats:
     """Per code position, how likely a caller of type ``TYPES[kind]`` accepts ``bet`` (0: an órdago) in a
-    lance; ``committed``: its side proposed the bet now raised (it accepts a little more readily)."""
+    lance; ``committed``: its side proposed the bet now raised (it accepts a little more readily);
+    ``pressed``: the proposing side is about to win the game and its own is far from it (an órdago is then
+    accepted much more readily: refusing loses the game slowly anyway)."""
     caller = TYPES[kind]
     shift = caller.big if bet <= 0 or bet >= BIG_STAKE else caller.small
     t = accept_threshold(bet) + shift - (0.04 if committed else 0.0)
+    if pressed and bet <= 0:
+        t -= PRESSED_SHIFT
     table: Floats = _FLOOR + (1.0 - 2 * _FLOOR) * _sigmoid((PCT[lance_index] - t) / _WIDTH)
     table.flags.writeable = False
     return table
@@ -92,17 +103,19 @@ def _posterior(observations: tuple[tuple[int, int, int, bool], ...]) -> tuple[fl
 
 
 @lru_cache(maxsize=512)
-def _stack(lance_index: int, bet: int, committed: bool) -> Floats:
+def _stack(lance_index: int, bet: int, committed: bool, pressed: bool) -> Floats:
     """Every type's table for one stake, stacked: shape ``(types, codes)``."""
-    stack: Floats = np.stack([type_table(kind, lance_index, bet, committed) for kind in range(len(TYPES))])
+    stack: Floats = np.stack(
+        [type_table(kind, lance_index, bet, committed, pressed) for kind in range(len(TYPES))]
+    )
     stack.flags.writeable = False
     return stack
 
 
 @lru_cache(maxsize=512)
-def _stacks(lance_index: int, bets: tuple[int, ...], committed: bool) -> Floats:
+def _stacks(lance_index: int, bets: tuple[int, ...], committed: bool, pressed: bool) -> Floats:
     """:func:`_stack` for several stakes: shape ``(stakes, types, codes)``."""
-    stacks: Floats = np.stack([_stack(lance_index, bet, committed) for bet in bets])
+    stacks: Floats = np.stack([_stack(lance_index, bet, committed, pressed) for bet in bets])
     stacks.flags.writeable = False
     return stacks
 
@@ -127,17 +140,24 @@ class Callers:
             seat: _posterior(_observations(view.answers, seat)) if learn else PRIOR for seat in range(4)
         }
         self._weights = {seat: np.array(w) for seat, w in self.weights.items()}
+        needed = [view.target - view.scores[0], view.target - view.scores[1]]
+        self.pressed = {
+            seat: needed[1 - seat % 2] <= PRESSED_NEAR and needed[seat % 2] >= PRESSED_FAR
+            for seat in range(4)
+        }
+        """Per seat: whether the other side presses it (:data:`PRESSED_NEAR`)."""
 
     def acceptance(self, seat: int, lance_index: int, bet: int, committed: bool = False) -> Floats:
         """Per code position, how likely ``seat`` accepts ``bet`` stones (0: an órdago) in a lance."""
-        result: Floats = self._weights[seat] @ _stack(lance_index, min(bet, 20), committed)
+        result: Floats = self._weights[seat] @ _stack(
+            lance_index, min(bet, 20), committed, self.pressed[seat]
+        )
         return result
 
     def acceptances(self, seat: int, lance_index: int, bets: list[int], committed: bool = False) -> Floats:
         """:meth:`acceptance` for several stakes at once: shape ``(len(bets), codes)``."""
-        result: Floats = self._weights[seat] @ _stacks(
-            lance_index, tuple(min(b, 20) for b in bets), committed
-        )
+        stakes = tuple(min(b, 20) for b in bets)
+        result: Floats = self._weights[seat] @ _stacks(lance_index, stakes, committed, self.pressed[seat])
         return result
 
     def type_weight(self, seat: int, name: str) -> float:

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from engine.actions import ActionKind
-from engine.ai.arrays import CODE, COMB_A, COUNTS, INDEX, KEYS, PCT, Bools, Floats, Ints, hand_prior
+from engine.ai.arrays import CODE, COUNTS, INDEX, KEYS, PCT, Bools, Floats, Ints, hand_prior
 from engine.ai.rivals import Callers, accept_threshold
 from engine.ai.tables import LANCE_INDEX, P5, RANK_CARDS, SENA_CODES
 from engine.cards import CARD_RANK
@@ -45,9 +45,24 @@ _HAS_PARES: Bools = KEYS[:, 2] > 0
 _HAS_JUEGO: Bools = KEYS[:, 4] >= 31
 _SENA_MASK: dict[Sena, Bools] = {sena: np.isin(CODE, sorted(codes)) for sena, codes in SENA_CODES.items()}
 _INITIAL_DECK = 24
-# log C(n, k), flat at n * 5 + k (0 where k > n: those draws are zeroed apart)
-_LOG_COMB: Floats = np.log(np.maximum(COMB_A, 1.0)).ravel()
+
+
+def _log_share() -> Floats:
+    """log(C(u - a, k) / C(u, k)), flat at ``u * 45 + a * 5 + k`` (u unseen cards of a rank, a of them
+    already in other hands, k more wanted); ``-inf`` where the cards are not there."""
+    table = np.full((9, 9, 5), -np.inf)
+    for u in range(9):
+        for a in range(9):
+            for k in range(5):
+                if a + k <= u:
+                    table[u, a, k] = math.log(math.comb(u - a, k) / math.comb(u, k))
+    return table.ravel()
+
+
+_LOG_SHARE: Floats = _log_share()
 _ONES8: Floats = np.ones(8)
+_ROW_OFFSETS: Floats = np.arange(3.0)[:, None]
+_ROW_STARTS: Ints = np.arange(3)[:, None] * len(CODE)
 
 
 def sigmoid(x: float) -> float:
@@ -155,6 +170,7 @@ class Beliefs:
             (seat, table) for seat, table in terms if not (self.erratic and seat % 2 != view.team)
         ]
         self.others = tuple(s for s in range(4) if s != view.seat)
+        self._unseen_rows: Ints = np.array(self.unseen, dtype=np.int64) * 45
 
     @staticmethod
     def _constraints(view: SeatView, seat: int) -> Bools | None:
@@ -195,23 +211,22 @@ class Beliefs:
         generator = np.random.default_rng(rng.getrandbits(64))
         positions = np.empty((n, 4), dtype=np.int64)
         positions[:, self.seat] = max(self.own, 0)
-        uniforms = generator.random((3, n))
         prior = hand_prior(tuple(self.unseen))
-        for i, seat in enumerate(self.others):
-            cdf = np.cumsum(self._distribution(seat, prior))
-            positions[:, seat] = np.searchsorted(cdf, uniforms[i] * cdf[-1], side="right")
-        np.minimum(positions, len(CODE) - 1, out=positions)
+        # The three seats' distributions as one cumulative table, seat i's share spanning [i, i + 1]: one
+        # search draws every hand.
+        cdf = np.array([self._distribution(seat, prior) for seat in self.others]).cumsum(axis=1)
+        cdf = cdf / cdf[:, -1:] + _ROW_OFFSETS
+        found = cdf.ravel().searchsorted((generator.random((3, n)) + _ROW_OFFSETS).ravel(), side="right")
+        found = found.reshape(3, n) - _ROW_STARTS
+        positions[:, self.others] = np.minimum(found, len(CODE) - 1).T
         # The three hands were drawn independently: weigh each joint draw by the ways the cards really
-        # split among them, relative to the independent draws (C(u - a, b) C(u - a - b, c) / C(u, b) C(u, c)
-        # per rank, from a table of log binomials).
-        unseen = np.array(self.unseen, dtype=np.int64)
+        # split among them, relative to the independent draws: per rank C(u - a, b) / C(u, b) for the
+        # second hand and C(u - a - b, c) / C(u, c) for the third (zero when the cards are not there).
+        base = self._unseen_rows
         a, b, c = (COUNTS[positions[:, s]] for s in self.others)
-        left = unseen - a
-        rest = left - b
-        log = _LOG_COMB[np.maximum(left, 0) * 5 + b] + _LOG_COMB[np.maximum(rest, 0) * 5 + c]
-        log -= _LOG_COMB[unseen * 5 + b] + _LOG_COMB[unseen * 5 + c]
+        ab = a + b
+        log = _LOG_SHARE[base + a * 5 + b] + _LOG_SHARE[base + ab * 5 + c]
         weights: Floats = np.exp(log @ _ONES8)
-        weights[((rest - c) < 0) @ _ONES8 > 0] = 0.0
         return positions, weights
 
     def sample(self, rng: random.Random, n: int) -> tuple[list[Codes], list[float]]:

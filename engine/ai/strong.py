@@ -212,6 +212,14 @@ class StrongPlayer:
         legal = view.legal
         kinds = {a.kind for a in legal}
         options: list[tuple[Action, float]] = []
+        # Every outcome the candidates below need, computed in one pass.
+        if betting.status is BetStatus.OPENING:
+            table.outcomes([("paso", 0), ("ours", 1), *(("accepted", s) for s in _OPEN_SIZES)])
+        else:
+            standing = 0 if betting.ordago else betting.proposal
+            deje = betting.accepted_before or 1
+            raised = [("accepted", standing + s) for s in _RAISE_SIZES]
+            table.outcomes([("accepted", standing), ("theirs", deje), ("ours", standing or 1), *raised])
         if betting.status is BetStatus.OPENING:
             if beliefs.erratic:
                 # Erratic rivals still to speak bet (big) after a paso, and raise over an envido.

@@ -92,8 +92,8 @@ class Valuation:
         bonus_them = [one, one, pares_them, juego_them, one]
         # Every lance as if en paso, then the closed lances as they were bet; juego and punto share the
         # last place (each sample plays the one its hands call for).
-        paid_us = np.stack(bonus_us, axis=1) * (win_all == 1)
-        paid_them = np.stack(bonus_them, axis=1) * (win_all == 0)
+        paid_us = np.array(bonus_us).T * (win_all == 1)
+        paid_them = np.array(bonus_them).T * (win_all == 0)
         for result in view.results:
             li = LANCE_INDEX[result.lance]
             if li == current or result.status not in (BetStatus.ACCEPTED, BetStatus.REFUSED):
@@ -111,6 +111,9 @@ class Valuation:
         after = [li for li in range(5) if min(li, _JUEGO) > last]
         self.pre = (_columns(paid_us, before), _columns(paid_them, before))
         self.post = (_columns(paid_us, after), _columns(paid_them, after))
+        self.end = (self.pre[0] + self.post[0], self.pre[1] + self.post[1])
+        """Stones of the other lances, before and after the current one."""
+        self.end_max = (int(self.end[0].max(initial=0)), int(self.end[1].max(initial=0)))
         self.win = win_all[:, current]
         self.bonus = (bonus_us[current], bonus_them[current])
         self.later: list[tuple[float, float]] = []
@@ -123,6 +126,7 @@ class Valuation:
                 if share > 0:
                     self.later.append((share, flip))
         self.callers = callers
+        self._outcomes: dict[tuple[str, int], Floats] = {}
         self.partner_answers_after_me = False
         if betting.status is BetStatus.ANSWERING and betting.proposer is not None:
             answerers = [
@@ -162,12 +166,14 @@ class Valuation:
         t = self.target
         flat = self.flat
         side = t + 1
+        end_a, end_b = self.end
+        if _top(a) + self.end_max[0] + _top(ca) < t and _top(b) + self.end_max[1] + _top(cb) < t:
+            # nobody reaches the target in this hand: one look-up
+            final: Floats = flat[(a + ca + end_a) * side + (b + cb + end_b)]
+            return final
         a1, b1 = a + self.pre[0], b + self.pre[1]
         a2, b2 = a1 + ca, b1 + cb
         a3, b3 = a2 + self.post[0], b2 + self.post[1]
-        if a3.max() < t and b3.max() < t:  # nobody reaches the target in this hand: one look-up
-            final: Floats = flat[a3 * side + b3]
-            return final
         value = flat[np.minimum(a3, t) * side + np.minimum(b3, t)]
         value = np.where((a2 >= t) | (b2 >= t), flat[np.minimum(a2, t) * side + np.minimum(b2, t)], value)
         done: Floats = np.where(
@@ -175,31 +181,73 @@ class Valuation:
         )
         return done
 
-    def _accepted(self, bets: list[int]) -> Floats:
-        """Value per candidate and sample once a bet is accepted (``0``: an órdago, decided by the lance
-        at once): shape ``(len(bets), n)``."""
-        amounts = np.array(bets, dtype=np.int64)[:, None]
+    def outcomes(self, keys: list[tuple[str, int]]) -> Floats:
+        """Value per sample of several outcomes of the lance, shape ``(len(keys), n)``: ``("accepted", bet)``
+        (``bet`` 0: an accepted órdago, decided by the lance at once), ``("ours", deje)`` and ``("theirs",
+        deje)`` (our or their proposal refused: that side takes the deje now and wins the lance), ``("paso",
+        0)``. Every outcome not computed yet for this decision is computed in one pass and remembered."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self._outcomes]
+        if missing:
+            self._compute(missing)
+        return np.array([self._outcomes[key] for key in keys])
+
+    def _compute(self, keys: list[tuple[str, int]]) -> None:
         won = self.win == 1
-        if self.lance <= _CHICA:
-            ca = np.where(won, amounts, 0)
-            cb = np.where(won, 0, amounts)
-        else:
-            ca = np.where(won, amounts + self.bonus[0], 0)
-            cb = np.where(self.win == 0, amounts + self.bonus[1], 0)
-        values = self._final(self.us_score, self.them_score, ca, cb)
-        return np.where(amounts <= 0, won.astype(np.float64), values)
+        n = len(self.w)
+        target = self.target
+        rows: list[tuple[str, int]] = []
+        starts: list[tuple[int, int]] = []
+        paid: list[tuple[Ints, Ints]] = []
+        bets = [amount for kind, amount in keys if kind == "accepted" and amount > 0]
+        if bets:  # every accepted bet at once
+            amounts = np.array(bets, dtype=np.int64)[:, None]
+            if self.lance <= _CHICA:
+                ca, cb = np.where(won, amounts, 0), np.where(won, 0, amounts)
+            else:
+                ca = np.where(won, amounts + self.bonus[0], 0)
+                cb = np.where(self.win == 0, amounts + self.bonus[1], 0)
+            rows.extend(("accepted", bet) for bet in bets)
+            starts.extend((self.us_score, self.them_score) for _ in bets)
+            paid.extend(zip(ca, cb, strict=True))
+        for kind, amount in keys:
+            if kind == "accepted":
+                if amount <= 0:
+                    self._outcomes[(kind, amount)] = won.astype(np.float64)
+                continue
+            a, b = self.us_score, self.them_score
+            if kind == "ours":
+                a += amount
+                if a >= target:
+                    self._outcomes[(kind, amount)] = np.ones(n)
+                    continue
+                paid.append(_payout(self.lance, BetStatus.REFUSED, 0, True, self.win, *self.bonus))
+            elif kind == "theirs":
+                b += amount
+                if b >= target:
+                    self._outcomes[(kind, amount)] = np.zeros(n)
+                    continue
+                paid.append(_payout(self.lance, BetStatus.REFUSED, 0, False, self.win, *self.bonus))
+            else:
+                paid.append(_payout(self.lance, BetStatus.PASO, 0, None, self.win, *self.bonus))
+            rows.append((kind, amount))
+            starts.append((a, b))
+        if not rows:
+            return
+        columns = np.array(starts, dtype=np.int64)
+        values = self._final(
+            columns[:, :1], columns[:, 1:], np.array([p[0] for p in paid]), np.array([p[1] for p in paid])
+        )
+        for key, row in zip(rows, values, strict=True):
+            self._outcomes[key] = row
+
+    def _accepted(self, bets: list[int]) -> Floats:
+        """Value per candidate and sample once a bet is accepted (``0``: an órdago): ``(len(bets), n)``."""
+        return self.outcomes([("accepted", bet) for bet in bets])
 
     def _refused(self, dejes: list[int], ours: bool) -> Floats:
         """Value per candidate and sample once a proposal is refused: the deje now, then the proposing team
         wins the lance: shape ``(len(dejes), n)``."""
-        paid = np.array(dejes, dtype=np.int64)[:, None]
-        sa = self.us_score + (paid if ours else 0)
-        sb = self.them_score + (0 if ours else paid)
-        a, b = _payout(self.lance, BetStatus.REFUSED, 0, ours, self.win, *self.bonus)
-        values = self._final(sa, sb, a, b)
-        if ours:
-            return np.where(sa >= self.target, 1.0, values)
-        return np.where(sb >= self.target, 0.0, values)
+        return self.outcomes([("ours" if ours else "theirs", deje) for deje in dejes])
 
     def erratic_answer(self, deje: int, total: int) -> float:
         """Our best answer once erratic rivals bet ``total`` in all: refuse (they take ``deje``), accept,
@@ -220,8 +268,7 @@ class Valuation:
 
     def paso(self) -> float:
         """Value of passing (as if the lance ends en paso)."""
-        a, b = _payout(self.lance, BetStatus.PASO, 0, None, self.win, *self.bonus)
-        return float(self.w @ self._final(self.us_score, self.them_score, a, b))
+        return float(self.w @ self.outcomes([("paso", 0)])[0])
 
     def refusal(self, bets: list[int], standing: int) -> Floats:
         """Per candidate and sample, the chance that every rival answerer refuses a proposal (0: órdago)."""
@@ -277,6 +324,11 @@ class Valuation:
         team_win = TEAM_WIN_A[self.lance][self.positions[:, self.partner]]
         p = 1.0 / (1.0 + np.exp(-np.clip((team_win - threshold) / _PARTNER_WIDTH, -30, 30)))
         return float(self.w @ (p * accepted + (1.0 - p) * refused))
+
+
+def _top(x: Ints | int) -> int:
+    """The largest of some stones (a number, or an array of them)."""
+    return x if isinstance(x, int) else int(x.max())
 
 
 def _columns(paid: Ints, columns: list[int]) -> Ints:
