@@ -7,6 +7,7 @@ import logging
 import random
 
 from bot.context import TableContext
+from bot.history_model import kept_hand
 from bot.i18n.markers import N_
 from bot.leaderboard import MACHINE_PREFIX, GameResult, PlayerRef
 from bot.model import HandPosition, TableStatus
@@ -175,6 +176,10 @@ def _hand_finished(ctx: TableContext) -> bool:
     ctx.messages.append(ctx.renderer().table_message(fresh=ctx.table_fresh))
     ctx.table_fresh = False
     ctx.messages.append(ctx.renderer().showdown())
+    try:
+        ctx.kept_hands.append(kept_hand(table, match, ctx.now))
+    except Exception:  # the history is a record of the game, never a reason to stop it
+        log.exception("hand %s of table %s cannot be kept in the history", table.hand_no, table.id)
     outcome = match.last_outcome
     if outcome is not None and outcome.game_winner is not None:
         ctx.results.extend(_results(ctx, outcome.game_winner, outcome.vaca_winner, outcome.match_winner))

@@ -27,6 +27,7 @@ from bot.store import (
     StoreUnavailable,
     connect,
 )
+from bot.store.history import RedisHistory
 from bot.store.once import RedisOnce
 from bot.store.outbox import RedisOutbox
 from bot.store.prefs import RedisPreferences
@@ -143,6 +144,7 @@ async def build_app(
         clock=clock,
         rng_factory=rng_factory,
         id_factory=id_factory,
+        history_days=settings.history_days,
     )
     app = App(service, redis, server)
     if server is not None and isinstance(redis, Redis):  # (an embedded server is never a cluster)
@@ -158,8 +160,10 @@ def redis_service(
     clock: Callable[[], float] = time.time,
     rng_factory: Callable[[], random.Random] = secure_rng,
     id_factory: Callable[[], str] = secure_table_id,
+    history_days: float = 30,
 ) -> Service:
-    """The service on Redis stores, as production wires it (results rated off the command path)."""
+    """The service on Redis stores, as production wires it (results rated off the command path); finished
+    hands are kept ``history_days`` days."""
     deps = ServiceDeps(
         tables=RedisTableStore(redis, prefix=prefix),
         deadlines=RedisDeadlineStore(redis, prefix=prefix),
@@ -168,6 +172,7 @@ def redis_service(
         results=RedisResultQueue(redis, prefix=prefix),
         once=RedisOnce(redis, prefix=prefix),
         outbox=RedisOutbox(redis, prefix=prefix),
+        history=RedisHistory(redis, prefix=prefix, retention=history_days * 86400),
         atomic_deadlines=True,
         settings=flow,
         clock=clock,

@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.history_model import KeptHand
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n.markers import N_
 from bot.leaderboard import GameResult
@@ -97,6 +98,8 @@ class TableContext:
     results: list[GameResult] = field(default_factory=list)
     flashes: list[tuple[str, float]] = field(default_factory=list)
     """Extra deadlines (key, due) to schedule: the end of a seña's catch window."""
+    kept_hands: list[KeptHand] = field(default_factory=list)
+    """Hands that finished in this command, to keep in the history once the write succeeded."""
     match_dirty: bool = False
     private_before: object = None
     """What the private hands showed when the command began (see :func:`private_signature`)."""

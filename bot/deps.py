@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from bot.flow import FlowSettings
 from bot.leaderboard import LeaderboardStore
 from bot.leaderboard.queue import ResultQueue
+from bot.store.history import HistoryStore, MemoryHistory
 from bot.store.once import MemoryOnce, OnceStore
 from bot.store.outbox import MemoryOutbox, Outbox
 from bot.store.ports import DeadlineStore, TableStore
@@ -62,3 +63,5 @@ class ServiceDeps:
     :mod:`bot.store.outbox`)."""
     repost_interval: float = 30.0
     """``/newgame`` during a game posts the table again at most once per this many seconds."""
+    history: HistoryStore = field(default_factory=MemoryHistory)
+    """Where every finished hand is kept (``/history``, see :mod:`bot.history`)."""

@@ -2,10 +2,10 @@
 
 Cards and the full rules go to a player's private chat, but on some platforms a bot cannot write first to
 someone who never opened it. Such a player is invited instead: from the group, once per table, with
-a link whose payload says what to do when they open the bot — take the seat they pressed, send their hand, or
-send the full rules. The payload grammar is the core's (``j{table}{seat}``, ``h{table}``, ``rules``: ≤ 64
-characters of ``[A-Za-z0-9_-]``, what a platform's deep links commonly allow); the link itself is the
-adapter's.
+a link whose payload says what to do when they open the bot — take the seat they pressed, send their hand,
+send the full rules, or show a kept hand. The payload grammar is the core's (``j{table}{seat}``,
+``h{table}``, ``rules``, ``s{table}-{hand}``: ≤ 64 characters of ``[A-Za-z0-9_-]``, what a platform's deep
+links commonly allow); the link itself is the adapter's.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ RULES_LINK = _("Open a private chat with me to read the full rules: {link}")
 
 _JOIN_RE = re.compile(r"^j(?P<table>[a-z0-9]{8})(?P<seat>[0-3])$")
 _HAND_RE = re.compile(r"^h(?P<table>[a-z0-9]{8})$")
+_STORY_RE = re.compile(r"^s(?P<table>[a-z0-9]{8})-(?P<hand>[1-9][0-9]{0,4})$")
 _RULES = "rules"
 
 
@@ -47,8 +48,17 @@ class SendRules:
     """Send the full rules."""
 
 
+@dataclass(frozen=True, slots=True)
+class ShowStory:
+    """Send the story of kept hand ``hand`` of ``table`` (a history button pressed by someone the bot
+    could not write to)."""
+
+    table: str
+    hand: int
+
+
 #: What opening the bot through an invitation does.
-Invite = JoinSeat | SendHand | SendRules
+Invite = JoinSeat | SendHand | SendRules | ShowStory
 
 
 def encode_invite(invite: Invite) -> str:
@@ -57,6 +67,8 @@ def encode_invite(invite: Invite) -> str:
         return f"j{invite.table}{invite.seat}"
     if isinstance(invite, SendHand):
         return f"h{invite.table}"
+    if isinstance(invite, ShowStory):
+        return f"s{invite.table}-{invite.hand}"
     return _RULES
 
 
@@ -66,6 +78,8 @@ def parse_invite(payload: str) -> Invite | None:
         return JoinSeat(m["table"], int(m["seat"]))
     if (m := _HAND_RE.fullmatch(payload)) is not None:
         return SendHand(m["table"])
+    if (m := _STORY_RE.fullmatch(payload)) is not None:
+        return ShowStory(m["table"], int(m["hand"]))
     return SendRules() if payload == _RULES else None
 
 

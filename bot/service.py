@@ -19,10 +19,11 @@ from bot.context import lang_for, say
 from bot.deadline_work import DeadlineWork
 from bot.deps import ServiceDeps, secure_rng, secure_table_id
 from bot.flow import Answer, TableContext
+from bot.history import HistoryCommands
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
-from bot.invites import Invitation, Invite, JoinSeat, SendHand
+from bot.invites import Invitation, Invite, JoinSeat, SendHand, ShowStory
 from bot.metrics import measured_command, record_press
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
@@ -33,6 +34,8 @@ from bot.store.ports import (
 )
 from bot.tokens import (
     CHAT_SCOPE,
+    ExportMatch,
+    OpenHand,
     SetLanguage,
     Token,
     TokenError,
@@ -54,10 +57,10 @@ NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 
 
-class Service(DeadlineWork, ChatCommands):
+class Service(DeadlineWork, HistoryCommands, ChatCommands):
     """Platform-neutral commands of the bot: every table change goes through :class:`TableWork` (one
-    compare-and-set per command); deadlines fire through :class:`DeadlineWork`, and the chat commands come
-    from :class:`ChatCommands`."""
+    compare-and-set per command); deadlines fire through :class:`DeadlineWork`, the chat commands come
+    from :class:`ChatCommands` and the hand history from :class:`HistoryCommands`."""
 
     def __init__(self, deps: ServiceDeps) -> None:
         """Use the given stores, clock, randomness and machine players."""
@@ -200,6 +203,8 @@ class Service(DeadlineWork, ChatCommands):
             if chat is None or not isinstance(token.command, SetLanguage):
                 return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
             return await self.set_language(chat, user, token.command.lang)
+        if isinstance(token.command, OpenHand | ExportMatch):  # the history store's, not a live table's
+            return await self.history_press(user, token, chat)
         outcome = await self._mutate(token.table, user, lambda ctx: steps.dispatch(ctx, user, token))
         if outcome.ok or outcome.failed or outcome.table is None:
             return outcome
@@ -267,6 +272,8 @@ class Service(DeadlineWork, ChatCommands):
             return await self.join_seat(user, invite.table, invite.seat)
         if isinstance(invite, SendHand):
             return await self.show_hand(user, invite.table)
+        if isinstance(invite, ShowStory):
+            return await self.history_story(user, invite.table, invite.hand)
         # The rules go to the user's private chat (on every platform, its key is the user's).
         private = ChatRef(user.key, private=True, title=user.name)
         return await self.rules(private, user, full=True)

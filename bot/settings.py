@@ -51,6 +51,18 @@ def seconds_between(low: float, high: float) -> Callable[[object], float]:
     return check
 
 
+def whole_days(low: int, high: int) -> Callable[[object], int]:
+    """A before-validator: a whole number of days in ``[low, high]`` (fractions, words refused)."""
+
+    def check(value: object) -> int:
+        text = str(value).strip()
+        if isinstance(value, bool) or not text.isdigit() or not low <= int(text) <= high:
+            raise ValueError(f"must be a whole number of days between {low} and {high}")
+        return int(text)
+
+    return check
+
+
 def port_number(value: object) -> int:
     """A before-validator: a TCP port, 1 to 65535."""
     try:
@@ -157,6 +169,9 @@ class Settings(BaseSettings):
     )
     lobby_timeout: Annotated[float, BeforeValidator(seconds_between(1, 7 * 86400))] = Field(
         default=900.0, description="An unstarted lobby closes after this"
+    )
+    history_days: Annotated[int, BeforeValidator(whole_days(1, 3650))] = Field(
+        default=30, description="Days every finished hand is kept for /history (after its match's last hand)"
     )
     log_level: str = "INFO"
     log_format: Literal["text", "json"] = Field(

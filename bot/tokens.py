@@ -42,6 +42,7 @@ CODE_RE = re.compile(
     r"|mus|nomus|paso|quiero|noquiero|ordago|env\d{1,2}|sube\d{1,2}|more"  # turn actions, amount picker
     r"|pick_(?:1[0-2]|[1-7])[ocbe]|discard"  # discard selection: the card itself, never a position
     r"|sena_[a-z_]{4,16}|catch\d{1,2}|cards"  # señas, catches, own cards
+    r"|hist|histc|hexp"  # a kept hand (to the presser, in the chat), the match's files (bot.history)
     r")$"
 )
 
@@ -158,6 +159,21 @@ class SetLanguage:
     lang: str
 
 
+@dataclass(frozen=True, slots=True)
+class OpenHand:
+    """Open the kept hand the stamp names (history): to the presser alone, or (``here``) in the chat."""
+
+    here: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExportMatch:
+    """Send the match's kept hands as files (history)."""
+
+
+#: A history button's command: it acts on what the history store keeps, not on a live table.
+HistoryCommand = OpenHand | ExportMatch
+
 #: What a button asks for: every code of the grammar maps to exactly one of these.
 Command = (
     TakeSeat
@@ -171,6 +187,8 @@ Command = (
     | CatchSena
     | ShowCards
     | SetLanguage
+    | OpenHand
+    | ExportMatch
 )
 
 
@@ -191,6 +209,10 @@ def command_of(code: str) -> Command:
         return ConfirmDiscard()
     if code == "cards":
         return ShowCards()
+    if code in ("hist", "histc"):
+        return OpenHand(here=code == "histc")
+    if code == "hexp":
+        return ExportMatch()
     card = card_of_pick(code)
     if card is not None:
         return PickCard(card)
@@ -262,6 +284,12 @@ def language_token(lang: str) -> str:
     token = f"{CHAT_SCOPE}.C.lang_{lang}"
     parse_token(token)
     return token
+
+
+def history_token(table: str, hand_no: int, code: Literal["hist", "histc", "hexp"]) -> str:
+    """The token of a history button: a kept hand (``hist`` to the presser, ``histc`` in the chat), or the
+    match's files (``hexp``, stamped 0: no hand)."""
+    return make_token(table, str(hand_no), code)
 
 
 def pick_code(card: Card) -> str:

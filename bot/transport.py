@@ -1,5 +1,5 @@
 """What a chat platform's calls look like to the core: the :class:`Transport` protocol an adapter
-implements (send, edit, clear the buttons) and the typed failures it raises, which
+implements (send — a text, or a file —, edit, clear the buttons) and the typed failures it raises, which
 :class:`bot.delivery.Delivery` acts on:
 ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
 newest state; ``Unreachable`` marks a user who cannot be written to; ``Refused`` is logged and the view
@@ -49,7 +49,8 @@ class Transport(Protocol):
         ...
 
     async def send(self, chat: str, message: OutMessage) -> str:
-        """Post a new message showing ``message``; its id."""
+        """Post a new message showing ``message``; its id. A view with a :attr:`~OutMessage.document` is
+        posted as that file (Telegram ``sendDocument``, a Discord attachment), its text the caption."""
         ...
 
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:

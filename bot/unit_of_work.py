@@ -21,6 +21,7 @@ from bot import flow, steps, timers
 from bot.context import lang_for, say
 from bot.deps import ServiceDeps
 from bot.flow import Answer, Refusal, TableContext
+from bot.history import keep_hands
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
 from bot.leaderboard import GameResult
@@ -216,6 +217,8 @@ class TableWork:
                 await self.deps.deadlines.cancel(key)
             except StoreError:
                 log.warning("could not cancel a stale deadline (it will fire as a no-op)")
+        if ctx.kept_hands:
+            await keep_hands(self.deps.history, ctx.kept_hands)
         if not ctx.results:
             return
         if self.deps.results is not None:

@@ -49,6 +49,9 @@ class OutMessage:
     since: int = 0
     """The table version at which the slot's current message began (a new hand's table, new cards): a view
     is never drawn over a message posted for an earlier one, whichever worker's call lands first."""
+    document: tuple[str, str] | None = None
+    """A file to send with the view: its name and its (text) content; the view's text is its caption.
+    Always a new message (a platform cannot edit a file into a text message)."""
 
     @property
     def private(self) -> bool:
@@ -79,8 +82,12 @@ class OutMessage:
             buttons = tuple(
                 tuple(Button(str(label), str(token)) for label, token in row) for row in fields.pop("buttons")
             )
-            return cls(**fields, buttons=buttons)
-        except (TypeError, KeyError, json.JSONDecodeError) as exc:
+            document = fields.pop("document", None)
+            if document is not None:
+                name, content = document
+                document = (str(name), str(content))
+            return cls(**fields, buttons=buttons, document=document)
+        except (TypeError, KeyError, ValueError) as exc:  # (a JSONDecodeError is a ValueError)
             raise ValueError(f"not a stored view: {exc}") from exc
 
 
