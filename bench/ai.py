@@ -1,8 +1,11 @@
 """Machine-player benchmark: decision latency per level. Prints figures, asserts nothing.
 
     python bench/ai.py [--decisions N] [--seed S] [--levels easy,normal,hard] [--rivals baseline,random]
+                       [--matches]
 
-Each level plays whole games against each rival (both sides of the table) until it has made N decisions;
+Each level plays whole games (``--matches``: whole matches of two vacas of two games, as the bot's tables
+by default, so the players carry a longer record of the rivals' answers) against each rival (both sides of
+the table) until it has made N decisions;
 every ``decide`` call of the measured player is timed (mus, discards and every betting lance), and the
 mean, median, p99 and maximum are printed, overall and per phase. Targets on the project's 2-core machine
 (issue 14): ``normal`` mean <= 0.3 ms, ``hard`` mean <= 2 ms, p99 <= 10 ms for both.
@@ -31,8 +34,11 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(player: Policy, rival: Policy, decisions: int, seed: int) -> dict[Phase, list[float]]:
-    """Time ``decisions`` calls of ``player.decide`` in games against ``rival``; seconds per phase."""
+def measure(
+    player: Policy, rival: Policy, decisions: int, seed: int, matches: bool = False
+) -> dict[Phase, list[float]]:
+    """Time ``decisions`` calls of ``player.decide`` in games (or whole matches) against ``rival``; seconds
+    per phase."""
     rng = random.Random(seed)
     times: dict[Phase, list[float]] = defaultdict(list)
     done = 0
@@ -41,7 +47,8 @@ def measure(player: Policy, rival: Policy, decisions: int, seed: int) -> dict[Ph
         policies: list[Policy] = (
             [player, rival, player, rival] if game % 2 == 0 else [rival, player, rival, player]
         )
-        match = Match(MatchConfig(games_per_vaca=1, vacas_per_match=1), first_mano=game % 4)
+        config = MatchConfig() if matches else MatchConfig(games_per_vaca=1, vacas_per_match=1)
+        match = Match(config, first_mano=game % 4)
         game += 1
         while not match.over and done < decisions:
             hand = match.new_hand(rng)
@@ -70,14 +77,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--levels", default="easy,normal,hard", help="comma-separated player names")
     parser.add_argument("--rivals", default="baseline,random", help="comma-separated rival names")
+    parser.add_argument("--matches", action="store_true", help="whole matches instead of single games")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, one core; {args.decisions} decisions per player and rival")
+    what = "whole matches" if args.matches else "single games"
+    print(
+        f"python {sys.version.split()[0]}, one core; {args.decisions} decisions per player and rival, {what}"
+    )
     head = f"{'player':<9} {'rival':<9} {'decisions':>9} {'mean ms':>8} {'p50 ms':>7} {'p99 ms':>7}"
     head += f" {'max ms':>7}"
     print(f"{head}   mean ms by phase")
     for name in args.levels.split(","):
         for rival in args.rivals.split(","):
-            times = measure(make_policy(name), make_policy(rival), args.decisions, args.seed)
+            times = measure(make_policy(name), make_policy(rival), args.decisions, args.seed, args.matches)
             every = [t * 1000 for ts in times.values() for t in ts]
             by_phase = "  ".join(
                 f"{phase.value} {statistics.fmean(ts) * 1000:.1f}"

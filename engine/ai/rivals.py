@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.ai.arrays import INDEX, PCT, Floats
+from engine.ai.arrays import INDEX, N_CODES, PCT, Floats, Ints
 from engine.ai.tables import LANCE_INDEX
 from engine.views import PublicAnswer, SeatView
 
@@ -88,18 +88,47 @@ def type_table(
     return table
 
 
-@lru_cache(maxsize=4096)
-def _posterior(observations: tuple[tuple[int, int, int, bool], ...]) -> tuple[float, ...]:
-    """The type weights after ``(lance index, stake bucket, code position, accepted)`` observations."""
-    log = [math.log(p) for p in PRIOR]
-    for lance_index, stake, position, accepted in observations:
-        for kind in range(len(TYPES)):
-            p = float(type_table(kind, lance_index, stake)[position])
-            log[kind] += math.log(p if accepted else 1.0 - p)
-    top = max(log)
-    weights = [math.exp(v - top) for v in log]
-    total = sum(weights)
-    return tuple(round(w / total, 3) for w in weights)
+_STAKES = 21  # stakes 0 (órdago) to 20 (the thresholds are flat above)
+
+
+@lru_cache(maxsize=1)
+def _log_answers() -> tuple[Floats, Floats]:
+    """log P(accept) and log P(refuse) for every type, lance, stake and code position, flattened in the
+    order (lance, stake, position) per type: shape ``(types, 5 * 21 * codes)``."""
+    accept = np.array(
+        [
+            [[type_table(kind, li, stake) for stake in range(_STAKES)] for li in range(5)]
+            for kind in range(len(TYPES))
+        ]
+    ).reshape(len(TYPES), -1)
+    return np.log(accept), np.log1p(-accept)
+
+
+_LOG_PRIOR: Floats = np.log(np.array(PRIOR))
+_SEATS: Ints = np.arange(4)
+
+
+def _posteriors(answers: tuple[PublicAnswer, ...]) -> dict[int, tuple[float, ...]]:
+    """Per seat, the type weights after its answers whose hands were shown (Bayes' rule over
+    :data:`TYPES`, from :data:`PRIOR`); seats that showed nothing keep the prior."""
+    rows = [
+        (a.seat, LANCE_INDEX[a.lance] * _STAKES + min(a.stake, _STAKES - 1), a.shown_code, a.accepted)
+        for a in answers
+        if a.shown_code >= 0
+    ]
+    if not rows:
+        return dict.fromkeys(range(4), PRIOR)
+    seats, bases, codes, accepted = zip(*rows, strict=True)
+    positions = INDEX[np.array(codes, dtype=np.int64)]
+    cells = np.array(bases, dtype=np.int64) * N_CODES + np.maximum(positions, 0)
+    log_accept, log_refuse = _log_answers()
+    log = np.where(np.array(accepted, dtype=bool), log_accept[:, cells], log_refuse[:, cells])
+    owner = (np.array(seats, dtype=np.int64)[:, None] == _SEATS) & (positions >= 0)[:, None]
+    log = _LOG_PRIOR[:, None] + log @ owner  # (types, seats)
+    weights = np.exp(log - log.max(axis=0))
+    weights /= weights.sum(axis=0)
+    seen = owner.any(axis=0).tolist()
+    return {seat: tuple(weights[:, seat].tolist()) if seen[seat] else PRIOR for seat in range(4)}
 
 
 @lru_cache(maxsize=512)
@@ -120,25 +149,14 @@ def _stacks(lance_index: int, bets: tuple[int, ...], committed: bool, pressed: b
     return stacks
 
 
-def _observations(answers: tuple[PublicAnswer, ...], seat: int) -> tuple[tuple[int, int, int, bool], ...]:
-    found = []
-    for answer in answers:
-        if answer.seat != seat or answer.shown_code < 0:
-            continue
-        position = int(INDEX[answer.shown_code])
-        if position >= 0:
-            found.append((LANCE_INDEX[answer.lance], min(answer.stake, 20), position, answer.accepted))
-    return tuple(found)
-
-
 class Callers:
     """The answer model of every other seat, as one seat sees it (built from its view only)."""
 
     def __init__(self, view: SeatView, *, learn: bool = True) -> None:
         """Each seat's type weights: the prior, updated by its shown answers when ``learn``."""
-        self.weights: dict[int, tuple[float, ...]] = {
-            seat: _posterior(_observations(view.answers, seat)) if learn else PRIOR for seat in range(4)
-        }
+        self.weights: dict[int, tuple[float, ...]] = (
+            _posteriors(view.answers) if learn else dict.fromkeys(range(4), PRIOR)
+        )
         self._weights = {seat: np.array(w) for seat, w in self.weights.items()}
         needed = [view.target - view.scores[0], view.target - view.scores[1]]
         self.pressed = {

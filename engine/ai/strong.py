@@ -92,7 +92,7 @@ LEVELS: dict[str, Level] = {
         mus_margin=0.6, mus_noise=0.4, discard_noise=0.2, catch=0.9, sena=0.8, ordago_margin=0.03,
     ),
     "hard": Level(
-        "hard", samples=300, evidence=True, noise=0.0, tilt=0.04, bluff=0.06, bluff_margin=0.004,
+        "hard", samples=300, evidence=True, noise=0.0, tilt=0.08, bluff=0.06, bluff_margin=0.004,
         mus_margin=0.6, mus_noise=0.0, discard_noise=0.0, catch=1.0, sena=1.0, ordago_margin=0.05,
         extra_samples=600,
     ),

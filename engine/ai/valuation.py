@@ -75,52 +75,52 @@ class Valuation:
         self.positions = positions
         self.w: Floats = weights / (weights.sum() or 1.0)
         order = [(view.mano + i) % 4 for i in range(4)]
-        k0, k1, k2, k3 = (_LANCE_KEYS[positions[:, seat]] for seat in order)  # (n, 5 lances) each
+        rows = KEYS[positions]  # (n, seat, 7): the five lance keys, the pares and juego bonuses
+        k0, k1, k2, k3 = (rows[:, seat, :5] for seat in order)  # in speaking order
         best = np.maximum(np.maximum(k0, k1), np.maximum(k2, k3))
-        # the best key's team, ties to the seat nearest the mano
-        t0, t1, t2, t3 = (int(seat % 2 == us) for seat in order)
-        ours = np.where(k0 == best, t0, np.where(k1 == best, t1, np.where(k2 == best, t2, t3)))
+        # the best key's team, ties to the seat nearest the mano (the teams alternate in speaking order)
+        first = int(order[0] % 2 == us)
+        ours = np.where((k0 == best) | ((k1 != best) & (k2 == best)), first, 1 - first)
         win_all = np.where(best > 0, ours, -1)  # (n, 5): 1 ours, 0 theirs, -1 nobody holds
         has_juego = best[:, _PUNTO] >= 31
         self._speaking = (order, (k0, k1, k2, k3))
-        pares_us = _PARES_BONUS[positions[:, us]] + _PARES_BONUS[positions[:, us + 2]]
-        pares_them = _PARES_BONUS[positions[:, 1 - us]] + _PARES_BONUS[positions[:, 3 - us]]
-        juego_us = _JUEGO_BONUS[positions[:, us]] + _JUEGO_BONUS[positions[:, us + 2]]
-        juego_them = _JUEGO_BONUS[positions[:, 1 - us]] + _JUEGO_BONUS[positions[:, 3 - us]]
-        one = np.ones(n, dtype=np.int64)
-        bonus_us = [one, one, pares_us, juego_us, one]
-        bonus_them = [one, one, pares_them, juego_them, one]
-        # Every lance as if en paso, then the closed lances as they were bet; juego and punto share the
-        # last place (each sample plays the one its hands call for).
-        paid_us = np.array(bonus_us).T * (win_all == 1)
-        paid_them = np.array(bonus_them).T * (win_all == 0)
-        for result in view.results:
+        # Stones each side takes in each lance as if en paso (1, or the side's bonuses in pares and juego);
+        # juego and punto share the last place (each sample plays the one its hands call for).
+        bonus_us = rows[:, us, 5:] + rows[:, us + 2, 5:]
+        bonus_them = rows[:, 1 - us, 5:] + rows[:, 3 - us, 5:]
+        stake_us = np.ones((n, 5), dtype=np.int64)
+        stake_them = np.ones((n, 5), dtype=np.int64)
+        stake_us[:, _PARES:_PUNTO] = bonus_us
+        stake_them[:, _PARES:_PUNTO] = bonus_them
+        played = np.ones((n, 5), dtype=np.int64)
+        played[:, _JUEGO] = has_juego
+        played[:, _PUNTO] = ~has_juego
+        paid_us = stake_us * ((win_all == 1) * played)
+        paid_them = stake_them * ((win_all == 0) * played)
+        for result in view.results:  # the closed lances as they were bet
             li = LANCE_INDEX[result.lance]
             if li == current or result.status not in (BetStatus.ACCEPTED, BetStatus.REFUSED):
                 continue
             proposer = None if result.proposer_team is None else result.proposer_team == us
-            paid_us[:, li], paid_them[:, li] = _payout(
-                li, result.status, result.amount, proposer, win_all[:, li], bonus_us[li], bonus_them[li]
+            a, b = _payout(
+                li, result.status, result.amount, proposer, win_all[:, li], stake_us[:, li], stake_them[:, li]
             )
-        paid_us[:, _JUEGO] *= has_juego
-        paid_them[:, _JUEGO] *= has_juego
-        paid_us[:, _PUNTO] *= ~has_juego
-        paid_them[:, _PUNTO] *= ~has_juego
+            paid_us[:, li], paid_them[:, li] = a * played[:, li], b * played[:, li]
         last = min(current, _JUEGO)  # where the current lance stands in the order of the count
-        before = [li for li in range(5) if min(li, _JUEGO) < last]
-        after = [li for li in range(5) if min(li, _JUEGO) > last]
-        self.pre = (_columns(paid_us, before), _columns(paid_them, before))
-        self.post = (_columns(paid_us, after), _columns(paid_them, after))
+        before = np.array([min(li, _JUEGO) < last for li in range(5)], dtype=np.int64)
+        after = np.array([min(li, _JUEGO) > last for li in range(5)], dtype=np.int64)
+        self.pre = (paid_us @ before, paid_them @ before)
+        self.post = (paid_us @ after, paid_them @ after)
         self.end = (self.pre[0] + self.post[0], self.pre[1] + self.post[1])
         """Stones of the other lances, before and after the current one."""
         self.end_max = (int(self.end[0].max(initial=0)), int(self.end[1].max(initial=0)))
         self.win = win_all[:, current]
-        self.bonus = (bonus_us[current], bonus_them[current])
+        self.bonus = (stake_us[:, current], stake_them[:, current])
         self.later: list[tuple[float, float]] = []
         """Against erratic rivals, per later lance: the share of samples where it is bet, the value of an
         órdago there."""
         if erratic:
-            for li in after:
+            for li in np.flatnonzero(after).tolist():
                 present = has_juego if li == _JUEGO else (~has_juego if li == _PUNTO else None)
                 share, flip = self._later(li, us, win_all[:, li], present)
                 if share > 0:
