@@ -1,4 +1,5 @@
-"""The ``musbot`` command: ``musbot play`` (terminal table) and ``musbot run`` (chat platforms)."""
+"""The ``musbot`` command: ``musbot play`` (terminal table), ``musbot run`` (chat platforms),
+``musbot history`` (the kept hands) and ``musbot learn`` (the lessons at a terminal)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import TypeVar
 from pydantic_settings import BaseSettings
 
 from adapters.console import app as console
+from adapters.console import history as console_history
+from adapters.console import lessons as console_lessons
 from bot.settings import Settings, SettingsInvalid, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
@@ -86,6 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
+    history = sub.add_parser("history", help="list the kept hands, tell one again, export a match")
+    console_history.add_arguments(history)
+    learn = sub.add_parser("learn", help="the ten lessons to learn Mus, at a terminal (learn 5: lesson 5)")
+    console_lessons.add_arguments(learn)
     args = parser.parse_args(argv)
     # Every setting is checked before anything starts; all the bad ones are told at once.
     problems: list[str] = []
@@ -98,6 +105,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings.log_level if explicit else PLAY_LOG_LEVEL, "%(levelname)s %(name)s: %(message)s"
         )
         return console.run(args, settings)
+    if args.command == "history":
+        if settings is None:
+            return _invalid(problems)
+        configure_logging(
+            settings.log_level if "log_level" in settings.model_fields_set else PLAY_LOG_LEVEL,
+            "%(levelname)s %(name)s: %(message)s",
+        )
+        return console_history.run(args, settings)
+    if args.command == "learn":
+        if settings is None:
+            return _invalid(problems)
+        configure_logging(
+            settings.log_level if "log_level" in settings.model_fields_set else PLAY_LOG_LEVEL,
+            "%(levelname)s %(name)s: %(message)s",
+        )
+        return console_lessons.run(args, settings)
     from adapters.discord.settings import DiscordSettings
     from adapters.runner import run
     from adapters.telegram.settings import TelegramSettings

@@ -36,8 +36,9 @@ from bot.views import Button, Outcome, OutMessage
 log = logging.getLogger(__name__)
 _ = N_
 
-#: Hands ``/history`` lists (the newest; the export has them all).
-SHOWN_HANDS = 6
+#: Hands ``/history`` lists (the newest; the export has them all): five, so that its buttons fit the
+#: strictest platform's five rows of five (a row to open each privately, a row to show each, the export).
+SHOWN_HANDS = 5
 
 HISTORY_TITLE = _("📜 The last hands of the match in this chat:")
 # Translators: {days} is how many days finished hands are kept (the host chooses it).
@@ -45,9 +46,8 @@ HISTORY_NONE = _("No finished hand is kept in this chat yet (hands are kept for 
 HAND_GONE = _("That hand is no longer kept.")
 ALREADY_POSTED = _("Already posted here a moment ago.")
 SENT_PRIVATELY = _("📜 I sent you the hand in our private chat.")
-# Translators: buttons under /history: a hand shown to the presser alone, or to the whole chat.
-OPEN_PRIVATELY = _("🔒 Hand {n}")
-OPEN_HERE = _("💬 Hand {n} here")
+# Translators: the last line of /history, above its buttons "🔒 3" and "💬 3" (one of each per hand).
+HISTORY_KEYS = _("🔒 shows a hand to you alone, 💬 to the whole chat.")
 EXPORT_BUTTON = _("⬇️ Export the match")
 EXPORT_JSON_CAPTION = _("📎 The match as a replayable record: python -m engine.replay {file}")
 EXPORT_TEXT_CAPTION = _("📎 The match as text, hand by hand.")
@@ -102,24 +102,16 @@ class HistoryCommands(ChatCommands):
             text = t.format(HISTORY_NONE, days=days)
             return Outcome(messages=(OutMessage(slot="history", text=text, chat=chat.key, fresh=True),))
         lines = [t.gettext(HISTORY_TITLE)]
-        rows: list[tuple[Button, ...]] = []
         for hand in kept:
             lines.extend(summary_lines(t, hand))
-            rows.append(
-                (
-                    Button(
-                        t.format(OPEN_PRIVATELY, n=hand.hand_no),
-                        history_token(hand.table, hand.hand_no, "hist"),
-                    ),
-                    Button(
-                        t.format(OPEN_HERE, n=hand.hand_no), history_token(hand.table, hand.hand_no, "histc")
-                    ),
-                )
-            )
-        rows.append((Button(t.gettext(EXPORT_BUTTON), history_token(kept[0].table, 0, "hexp")),))
-        view = OutMessage(
-            slot="history", text="\n".join(lines), chat=chat.key, buttons=tuple(rows), fresh=True
+        lines.append(t.gettext(HISTORY_KEYS))
+        table_id = kept[0].table
+        rows = (
+            tuple(Button(f"🔒 {k.hand_no}", history_token(table_id, k.hand_no, "hist")) for k in kept),
+            tuple(Button(f"💬 {k.hand_no}", history_token(table_id, k.hand_no, "histc")) for k in kept),
+            (Button(t.gettext(EXPORT_BUTTON), history_token(table_id, 0, "hexp")),),
         )
+        view = OutMessage(slot="history", text="\n".join(lines), chat=chat.key, buttons=rows, fresh=True)
         return Outcome(messages=(view,))
 
     async def history_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:

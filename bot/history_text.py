@@ -37,8 +37,8 @@ SUMMARY_LANCE_ORDAGO = _("{how} → {team}")
 SUMMARY_HAND = _("Hand {n} · {a}–{b}")
 STORY_TITLE = _("📜 Hand {n} · {title}")
 STORY_MANO = _("Mano: {name}")
-STORY_DEALT = _("Dealt")
-STORY_SHOWN = _("At the end")
+STORY_DEALT = _("Dealt:")
+STORY_SHOWN = _("At the end:")
 STORY_SCORE_BEFORE = _("Score before the hand: {a} – {b}")
 EXPORT_TITLE = _("Mus · {title} · {hands} hands kept")
 
@@ -123,13 +123,13 @@ def story_lines(t: Translator, kept: KeptHand) -> list[str]:
     start = kept.record.scores
     lines = [_header(t, kept), t.format(STORY_SCORE_BEFORE, a=min(start[0], target), b=min(start[1], target))]
     lines.append(t.format(STORY_MANO, name=seat_name(table, hand.mano)))
-    lines.append(t.gettext(STORY_DEALT) + ":")
+    lines.append(t.gettext(STORY_DEALT))
     for seat in hand.speaking_order():
         cards = parse_cards(kept.record.hands[seat])
         lines.append("  " + labelled(t, seat_name(table, seat), cards_label(cards)))
     lines.extend(story.mus_lines(t, table, view.actions))
     lines.extend(story.lance_lines(t, table, view))
-    lines.append(t.gettext(STORY_SHOWN) + ":")
+    lines.append(t.gettext(STORY_SHOWN))
     for seat in hand.speaking_order():
         cards_text = f"{cards_label(hand.hands[seat])} ({hand_summary(t, hand.hands[seat])})"
         lines.append("  " + labelled(t, seat_name(table, seat), cards_text))

@@ -6,6 +6,8 @@ five is wrapped); when they need more than five rows, the last ones become selec
 each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A menu's
 ``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
 
+A view with a file (a match's export) is sent with it as an attachment (:func:`files_of`).
+
 Text: views in light Markdown are Discord Markdown already; plain views are escaped, so a player called
 ``*Ane*`` is not shown in italics. Commands the core names (``/newgame``) are the ``/mus`` group's
 (``/mus newgame``). Mentions are never pinged (see :data:`NO_MENTIONS`).
@@ -13,6 +15,7 @@ Text: views in light Markdown are Discord Markdown already; plain views are esca
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -135,6 +138,14 @@ def view_of(message: OutMessage) -> discord.ui.View | None:
     for n, choices in enumerate(menus):
         view.add_item(TokenMenu(n, choices, row=len(rows) + n))
     return view
+
+
+def files_of(message: OutMessage) -> dict[str, Any]:
+    """The attachment of a view with a file (``{"file": …}``, to pass to a send), else nothing."""
+    if message.document is None:
+        return {}
+    name, content = message.document
+    return {"file": discord.File(io.BytesIO(content.encode("utf-8")), filename=name)}
 
 
 def text_of(message: OutMessage) -> str:

@@ -22,7 +22,7 @@ import aiohttp
 import discord
 
 from adapters.discord.ids import parse_key
-from adapters.discord.layout import NO_MENTIONS, text_of, view_of
+from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
 from bot.delivery import MessageGone, RateLimited, Refused, Unreachable
 from bot.views import OutMessage
 
@@ -122,10 +122,11 @@ class DiscordTransport:
             raise
 
     async def send(self, chat: str, message: OutMessage) -> str:
-        """Post a new message; its id."""
+        """Post a new message (with its file as an attachment, if it has one); its id."""
         channel_id = await self._channel_id(chat)
         view = view_of(message)
         extra: dict[str, Any] = {} if view is None else {"view": view}
+        extra.update(files_of(message))
         sent = await self._guarded(
             chat,
             lambda: self._channel(channel_id).send(text_of(message), allowed_mentions=NO_MENTIONS, **extra),

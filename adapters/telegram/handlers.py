@@ -24,12 +24,12 @@ from bot.delivery import Delivery
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
-from bot.invites import SendRules, encode_invite, parse_invite, rules_link_text
+from bot.invites import SendRules, ShowStory, encode_invite, parse_invite, rules_link_text
 from bot.model import UserRef
 from bot.service import Service
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
-from bot.tokens import TakeSeat, TokenError, parse_token
+from bot.tokens import OpenHand, TakeSeat, TokenError, parse_token
 from bot.views import Outcome, OutMessage
 
 log = logging.getLogger(__name__)
@@ -209,6 +209,14 @@ class TelegramHandlers:
         )
         await self._reply(update, outcome)
 
+    async def history(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``/history``: the last hands of this chat's match, with buttons to open or export them."""
+        if not await self._admitted(update):
+            return
+        assert update.effective_user is not None and update.effective_chat is not None
+        outcome = await self.service.history(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        await self._reply(update, outcome)
+
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/help``."""
         if not await self._admitted(update):
@@ -247,16 +255,22 @@ class TelegramHandlers:
             log.info("could not answer a callback query: %s", exc)
 
     async def _needs_private_chat(self, user: UserRef, data: str | None) -> str | None:
-        """A deep link for a seat press by someone the bot cannot write to yet (cards are dealt privately)."""
+        """A deep link for a press by someone the bot cannot write to yet: a seat (cards are dealt
+        privately), or a kept hand asked for privately (the link shows it)."""
         try:
             token = parse_token(data)
         except TokenError:
             return None
-        if not (isinstance(token.command, TakeSeat) and token.stamp == "L"):
+        seat = isinstance(token.command, TakeSeat) and token.stamp == "L"
+        story = isinstance(token.command, OpenHand) and not token.command.here and token.step is None
+        if not (seat or story):
             return None
         try:
             if await self.surfaces.reachable(user.key):
                 return None
         except StoreUnavailable:
             return None
-        return self.deep_link(f"j{token.table}{token.command.seat}")
+        if isinstance(token.command, TakeSeat):
+            return self.deep_link(f"j{token.table}{token.command.seat}")
+        hand = token.hand
+        return None if not hand else self.deep_link(encode_invite(ShowStory(token.table, hand)))

@@ -1,10 +1,10 @@
 """The Bot API calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons.
 
 Views become Telegram messages here (an inline keyboard for the buttons, HTML for Markdown views, the 4096
-character limit), and Telegram's failures become the core's typed delivery errors: "message is not modified"
-is :class:`~bot.delivery.NotModified`; a message not found or too old to edit is
-:class:`~bot.delivery.MessageGone`; 403 is :class:`~bot.delivery.Unreachable`; ``RetryAfter`` is
-:class:`~bot.delivery.RateLimited`.
+character limit; a view with a file is a ``sendDocument`` whose caption is its text), and Telegram's failures
+become the core's typed delivery errors: "message is not modified" is :class:`~bot.delivery.NotModified`; a
+message not found or too old to edit is :class:`~bot.delivery.MessageGone`; 403 is
+:class:`~bot.delivery.Unreachable`; ``RetryAfter`` is :class:`~bot.delivery.RateLimited`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
@@ -23,6 +23,7 @@ from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreach
 from bot.views import OutMessage
 
 MAX_TEXT = 4096
+MAX_CAPTION = 1024
 _T = TypeVar("_T")
 
 
@@ -93,11 +94,24 @@ class TelegramTransport:
         return chat_id
 
     async def send(self, chat: str, message: OutMessage) -> str:
-        """Post a new message; its id."""
+        """Post a new message (``sendDocument`` for a view with a file, its text the caption); its id."""
+        if message.document is not None:
+            return await self._send_document(chat, message, message.document)
         text, parse_mode = text_of(message)
         sent = await _call(
             lambda: self.bot.send_message(
                 self._id(chat), text, reply_markup=markup_of(message), parse_mode=parse_mode
+            )
+        )
+        return str(sent.message_id)
+
+    async def _send_document(self, chat: str, message: OutMessage, document: tuple[str, str]) -> str:
+        name, content = document
+        upload = InputFile(content.encode("utf-8"), filename=name)
+        caption = message.text[:MAX_CAPTION] or None  # plain text: no markup to cut in half
+        sent = await _call(
+            lambda: self.bot.send_document(
+                self._id(chat), upload, caption=caption, reply_markup=markup_of(message)
             )
         )
         return str(sent.message_id)

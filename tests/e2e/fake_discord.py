@@ -754,6 +754,8 @@ class FakeDiscord:
         self.channels: dict[int, FakeChannel] = {}
         self.users: dict[int, FakeUser] = {self.bot_user.id: self.bot_user}
         self.messages: dict[int, StoredMessage] = {}
+        self.uploads: dict[str, bytes] = {}
+        """The content of every attachment uploaded, by attachment id."""
         self.interactions: list[FakeInteraction] = []
         self.sessions: list[GatewaySession] = []
         self._commands: dict[int | None, list[JSON]] = {}
@@ -1714,7 +1716,9 @@ class FakeDiscord:
             for key, value in form.items():
                 if isinstance(value, web.FileField):
                     content = value.file.read()
-                    files.append({"field": key, "filename": value.filename, "size": len(content)})
+                    files.append(
+                        {"field": key, "filename": value.filename, "size": len(content), "content": content}
+                    )
                 elif key == "payload_json":
                     text = value if isinstance(value, str) else bytes(value).decode()
                     body = self._parse_json(text)
@@ -2088,6 +2092,7 @@ class FakeDiscord:
 
     def _attachment(self, file: JSON) -> JSON:
         attachment_id = self._live_snowflake()
+        self.uploads[str(attachment_id)] = file.get("content", b"")
         url = f"https://cdn.discordapp.com/attachments/0/{attachment_id}/{file['filename']}"
         return {
             "id": str(attachment_id),

@@ -53,11 +53,12 @@ client disconnects is cancelled and recorded as ``Call.cancelled``, not as rejec
 ``editMessageText`` without ``reply_markup`` removes the inline keyboard, and an empty inline keyboard is no
 keyboard.
 
-Implemented methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, sendMessage,
-editMessageText, editMessageReplyMarkup, deleteMessage, deleteMessages, answerCallbackQuery, setMyCommands,
-getMyCommands, deleteMyCommands, getChat, getChatMember, sendChatAction, logOut, close. Any other spec
-method that returns only a Boolean is validated and answered ``true`` (no state); the rest answer 501 and
-count as rejected.
+Implemented methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, sendMessage, sendDocument
+(a multipart upload, whose content is kept: ``FakeTelegram.documents``; a ``file_id`` or URL string is refused
+as ``wrong file identifier``), editMessageText, editMessageReplyMarkup, deleteMessage, deleteMessages,
+answerCallbackQuery, setMyCommands, getMyCommands, deleteMyCommands, getChat, getChatMember, sendChatAction,
+logOut, close. Any other spec method that returns only a Boolean is validated and answered ``true`` (no
+state); the rest answer 501 and count as rejected.
 
 Test modules in this package import it relatively (``from .fake_telegram import FakeTelegram``): ``tests``
 is not a package, so pytest names this module ``e2e.fake_telegram``.
@@ -936,12 +937,13 @@ class ApiSpec:
 
 @dataclass(frozen=True)
 class Upload:
-    """A file part of a multipart request (content is not kept)."""
+    """A file part of a multipart request (its content is kept for ``sendDocument``)."""
 
     name: str
     filename: str | None
     content_type: str | None
     size: int
+    content: bytes = field(default=b"", repr=False, compare=False)
 
 
 @dataclass(eq=False)
@@ -1026,6 +1028,8 @@ class StoredMessage:
     deleted: bool = False
     reply_to: StoredMessage | None = None
     history: list[MessageVersion] = field(default_factory=list)
+    document: Upload | None = None
+    """The file of a ``sendDocument`` message (its ``text`` is then the caption)."""
 
     @property
     def chat_id(self) -> int:
@@ -1070,10 +1074,24 @@ class StoredMessage:
             "from": self.from_user.to_api(),
             "chat": self.chat.to_api(),
             "date": self.date,
-            "text": self.text,
         }
-        if self.entities:
-            d["entities"] = [dict(e) for e in self.entities]
+        if self.document is not None:
+            upload = self.document
+            d["document"] = {
+                "file_id": f"doc{self.chat_id}_{self.message_id}",
+                "file_unique_id": f"u{self.chat_id}_{self.message_id}",
+                "file_name": upload.filename or "file",
+                "mime_type": upload.content_type or "application/octet-stream",
+                "file_size": upload.size,
+            }
+            if self.text:
+                d["caption"] = self.text
+            if self.entities:
+                d["caption_entities"] = [dict(e) for e in self.entities]
+        else:
+            d["text"] = self.text
+            if self.entities:
+                d["entities"] = [dict(e) for e in self.entities]
         if self.reply_markup and "inline_keyboard" in self.reply_markup:
             d["reply_markup"] = self.reply_markup
         if self.edit_date is not None:
@@ -1239,6 +1257,7 @@ class FakeTelegram:
             "deleteWebhook": self._delete_webhook,
             "getWebhookInfo": self._get_webhook_info,
             "sendMessage": self._send_message,
+            "sendDocument": self._send_document,
             "editMessageText": self._edit_message_text,
             "editMessageReplyMarkup": self._edit_message_reply_markup,
             "deleteMessage": self._delete_message,
@@ -1701,7 +1720,7 @@ class FakeTelegram:
             for key, value in form.items():
                 if isinstance(value, web.FileField):
                     content = value.file.read()
-                    params[key] = Upload(key, value.filename, value.content_type, len(content))
+                    params[key] = Upload(key, value.filename, value.content_type, len(content), content)
                 else:
                     params[key] = value if isinstance(value, str) else bytes(value).decode("utf-8")
         else:
@@ -1897,6 +1916,25 @@ class FakeTelegram:
         markup = _normalize_markup(params.get("reply_markup"))
         message = self._store(chat, self.bot_user, text, entities, markup, reply_to)
         return message.to_api()
+
+    async def _send_document(self, params: JSON) -> JSON:
+        chat = self._writable_chat(params["chat_id"])
+        upload = params["document"]
+        if not isinstance(upload, Upload):  # a file_id or URL: this fake keeps no files to name
+            raise _bad("wrong file identifier/HTTP URL specified")
+        if upload.size == 0:
+            raise _bad("file must be non-empty")
+        caption, entities = parse_formatted_text(
+            params.get("caption", ""), params.get("parse_mode"), params.get("caption_entities")
+        )
+        markup = _normalize_markup(params.get("reply_markup"))
+        message = self._store(chat, self.bot_user, caption, entities, markup)
+        message.document = upload
+        return message.to_api()
+
+    def documents(self, chat: FakeChat | FakeUser) -> list[StoredMessage]:
+        """The bot's ``sendDocument`` messages in a chat, oldest first."""
+        return [m for m in self._messages.get(chat.id, {}).values() if m.document is not None]
 
     def _message_to_edit(self, params: JSON) -> StoredMessage:
         if "inline_message_id" in params:
