@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -427,11 +428,21 @@ class Delivery:
             known = await self._known(chat_id, message)
             post = message.fresh or known is None
         else:
-            # Other workers may show this slot too: only a view at least as new as theirs goes out.
+            # Other workers may show this slot too: only a view at least as new as theirs goes out, and one
+            # that shows what the newest offered shows is left to the worker that offered it (it shows it).
+            shares = not (item.force or item.reshow or message.fresh)
             offer = await self.surfaces.offer(
-                message.table, chat_id, message.slot, message.version, message.to_json()
+                message.table,
+                chat_id,
+                message.slot,
+                message.version,
+                message.to_json(),
+                digest=_digest(message) if shares else "",
             )
-            if not offer.accepted:
+            if offer.same and shown is not None and shown.content == content:
+                self.stats["skipped"] += 1
+                return
+            if not offer.accepted and not offer.same:
                 self.stats["superseded"] += 1
                 return
             known = offer.message_id
@@ -526,6 +537,12 @@ class Delivery:
 
 def _same_slot(a: OutMessage, b: OutMessage) -> bool:
     return a.slot == b.slot and a.table == b.table
+
+
+def _digest(message: OutMessage) -> str:
+    """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
+    shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
+    return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
 
 
 def _versioned(message: OutMessage) -> bool:

@@ -48,6 +48,8 @@ class Offer(NamedTuple):
     """The message that shows the slot (as :meth:`SurfaceStore.get` would answer)."""
     posted: int = 0
     """The epoch of that message: the ``since`` of the view that posted it (see :meth:`SurfaceStore.set`)."""
+    same: bool = False
+    """Not taken because the newest view offered shows the same (its ``digest``): its worker shows it."""
 
 
 class Newest(NamedTuple):
@@ -86,8 +88,12 @@ class SurfaceStore(Protocol):
         """That message is gone (deleted): the next view posts a new one."""
         ...
 
-    async def offer(self, table: str, chat: str, slot: str, version: int, view: str) -> Offer:
-        """Make ``view`` (of table ``version``) the slot's newest, unless a newer version was offered."""
+    async def offer(
+        self, table: str, chat: str, slot: str, version: int, view: str, *, digest: str = ""
+    ) -> Offer:
+        """Make ``view`` (of table ``version``) the slot's newest, unless a newer version was offered — or,
+        with a ``digest`` of what it shows, unless the newest offered shows the same (then its worker,
+        which shows it, stays responsible for it)."""
         ...
 
     async def newest(self, table: str, chat: str, slot: str) -> Newest:
@@ -107,15 +113,19 @@ class SurfaceStore(Protocol):
         ...
 
 
-# KEYS[1] the table's hash; ARGV: the slot's field, version, view, ttl. Returns accepted (0/1), the version
-# offered before, the message id (false: none) and its epoch.
+# KEYS[1] the table's hash; ARGV: the slot's field, version, view, ttl, digest ('' for none). Returns 1 if
+# taken, 0 if a newer version was offered, 2 if the newest shows the same; the version offered before, the
+# message id (false: none) and its epoch.
 _LUA_OFFER = """
 local f = ARGV[1]
 local previous = tonumber(redis.call('HGET', KEYS[1], f .. ':v') or '0')
 local shown = redis.call('HGET', KEYS[1], f)
 local posted = tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0')
 if tonumber(ARGV[2]) < previous then return {0, previous, shown, posted} end
-redis.call('HSET', KEYS[1], f .. ':v', ARGV[2], f .. ':view', ARGV[3])
+if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], f .. ':h') == ARGV[5] then
+  return {2, previous, shown, posted}
+end
+redis.call('HSET', KEYS[1], f .. ':v', ARGV[2], f .. ':view', ARGV[3], f .. ':h', ARGV[5])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return {1, previous, shown, posted}
 """
@@ -198,14 +208,16 @@ class RedisSurfaces:
         with unavailable_errors():
             await self._redis.hdel(key, f"{local}:{slot}", f"{local}:{slot}:p")
 
-    async def offer(self, table: str, chat: str, slot: str, version: int, view: str) -> Offer:
-        """One script: the view becomes the slot's newest unless a newer version is stored."""
+    async def offer(
+        self, table: str, chat: str, slot: str, version: int, view: str, *, digest: str = ""
+    ) -> Offer:
+        """One script: the view becomes the slot's newest unless a newer version, or the same view, is."""
         key, local = self._hash(table, chat)
         with unavailable_errors():
-            accepted, previous, message_id, posted = await self._offer(
-                keys=[key], args=[f"{local}:{slot}", version, view, SURFACE_TTL]
+            taken, previous, message_id, posted = await self._offer(
+                keys=[key], args=[f"{local}:{slot}", version, view, SURFACE_TTL, digest]
             )
-        return Offer(bool(accepted), int(previous), _text(message_id), int(posted))
+        return Offer(taken == 1, int(previous), _text(message_id), int(posted), same=taken == 2)
 
     async def newest(self, table: str, chat: str, slot: str) -> Newest:
         """One read of the slot's three fields."""
@@ -248,7 +260,7 @@ class MemorySurfaces:
         """Empty; ``clock`` paces the chats."""
         self.messages: dict[tuple[str, str, str], str] = {}
         self.epochs: dict[tuple[str, str, str], int] = {}
-        self.views: dict[tuple[str, str, str], tuple[int, str]] = {}
+        self.views: dict[tuple[str, str, str], tuple[int, str, str]] = {}
         self.users: set[str] = set()
         self.clock = clock
         self._next_call: dict[str, float] = {}
@@ -282,19 +294,23 @@ class MemorySurfaces:
         self.messages.pop((table, chat, slot), None)
         self.epochs.pop((table, chat, slot), None)
 
-    async def offer(self, table: str, chat: str, slot: str, version: int, view: str) -> Offer:
-        """The view becomes the slot's newest unless a newer version is stored."""
+    async def offer(
+        self, table: str, chat: str, slot: str, version: int, view: str, *, digest: str = ""
+    ) -> Offer:
+        """The view becomes the slot's newest unless a newer version (or the same view) is stored."""
         key = (table, chat, slot)
-        previous = self.views.get(key, (0, ""))[0]
+        previous, _, stored_digest = self.views.get(key, (0, "", ""))
         shown, posted = self.messages.get(key), self.epochs.get(key, 0)
         if version < previous:
             return Offer(False, previous, shown, posted)
-        self.views[key] = (version, view)
+        if digest and digest == stored_digest:
+            return Offer(False, previous, shown, posted, same=True)
+        self.views[key] = (version, view, digest)
         return Offer(True, previous, shown, posted)
 
     async def newest(self, table: str, chat: str, slot: str) -> Newest:
         """The slot's newest view and its message."""
-        version, view = self.views.get((table, chat, slot), (0, None))
+        version, view, _ = self.views.get((table, chat, slot), (0, None, ""))
         return Newest(version, view, self.messages.get((table, chat, slot)))
 
     async def pace(self, chat: str, interval: float) -> float:

@@ -54,18 +54,18 @@ async def test_the_redis_layout_is_the_one_deployed_before(redis_client: AnyRedi
 async def test_a_slot_keeps_its_newest_view_by_version(surfaces: SurfaceStore) -> None:
     """Two workers offering views of one slot: the newest version stays, whatever the order of the offers."""
     assert await surfaces.newest("t0000001", "tg:-100", "table") == (0, None, None)
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 5, '{"v":5}') == (True, 0, None, 0)
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7}') == (True, 5, None, 0)
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 5, '{"v":5}') == (True, 0, None, 0, False)
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7}') == (True, 5, None, 0, False)
     await surfaces.set("t0000001", "tg:-100", "table", "41")
     # The older one, late: refused, and the slot still has the newer (and says which message shows it).
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 6, '{"v":6}') == (False, 7, "41", 0)
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 6, '{"v":6}') == (False, 7, "41", 0, False)
     # The same version again (a redraw) is taken.
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7b}') == (True, 7, "41", 0)
+    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7b}') == (True, 7, "41", 0, False)
     assert await surfaces.newest("t0000001", "tg:-100", "table") == (7, '{"v":7b}', "41")
     # Other slots, chats and platforms are apart.
     assert (await surfaces.newest("t0000001", "tg:-100", "lobby")).version == 0
     assert (await surfaces.newest("t0000001", "dc:-100", "table")).version == 0
-    assert await surfaces.offer("t0000001", "tg:7", "hand", 1, "{}") == (True, 0, None, 0)
+    assert await surfaces.offer("t0000001", "tg:7", "hand", 1, "{}") == (True, 0, None, 0, False)
     # Forgetting a deleted message keeps the newest view (the next call posts it again).
     await surfaces.forget("t0000001", "tg:-100", "table")
     assert await surfaces.newest("t0000001", "tg:-100", "table") == (7, '{"v":7b}', None)
@@ -98,5 +98,19 @@ async def test_a_message_of_a_newer_epoch_is_not_replaced_by_an_older_one(surfac
     assert (await surfaces.offer("t0000001", "tg:-100", "table", 12, "{}")).posted == 0
     await surfaces.set("t0000001", "tg:-100", "table", "55", since=14)
     await surfaces.forget("t0000001", "tg:-100", "table")
-    assert (await surfaces.offer("t0000001", "tg:-100", "table", 15, "{}"))[2:] == (None, 0)
+    assert (await surfaces.offer("t0000001", "tg:-100", "table", 15, "{}"))[2:4] == (None, 0)
     assert await surfaces.set("t0000001", "tg:-100", "table", "56", since=2)  # nothing shows it: taken
+
+
+async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(surfaces: SurfaceStore) -> None:
+    """With a digest of what it shows, a newer view identical to the newest offered is not taken (that one's
+    worker shows it; taking this one would make that worker drop it as superseded)."""
+    assert (await surfaces.offer("t0000001", "tg:7", "hand", 5, '{"a":5}', digest="aaaa")).accepted
+    same = await surfaces.offer("t0000001", "tg:7", "hand", 6, '{"a":6}', digest="aaaa")
+    assert same == (False, 5, None, 0, True)
+    assert await surfaces.newest("t0000001", "tg:7", "hand") == (5, '{"a":5}', None)
+    # Older than the newest: superseded, whatever it shows; something else, or no digest: taken.
+    assert (await surfaces.offer("t0000001", "tg:7", "hand", 4, "{}", digest="aaaa"))[0::4] == (False, False)
+    assert (await surfaces.offer("t0000001", "tg:7", "hand", 7, '{"b":7}', digest="bbbb")).accepted
+    assert (await surfaces.offer("t0000001", "tg:7", "hand", 8, '{"b":8}')).accepted
+    assert (await surfaces.offer("t0000001", "tg:7", "hand", 9, '{"b":9}', digest="bbbb")).accepted

@@ -198,3 +198,24 @@ async def test_workers_share_the_chats_pacing() -> None:
     assert len(chat.messages) == 6
     gaps = [later - earlier for earlier, later in itertools.pairwise(sorted(times))]
     assert min(gaps) >= interval * 0.9, gaps
+
+
+async def test_a_view_another_worker_is_showing_costs_no_second_call() -> None:
+    chat, (a, a_calls), (b, _) = await two_workers()
+    b.deliver([view(1, "Ane's turn", fresh=True)])
+    await b.flush()
+    a.deliver([view(2, "Iker's turn")])
+    await a.flush()
+    # A draws version 3 (back to what B showed at 1); its edit is in flight when B draws version 4, which
+    # shows the same: B leaves it to A (no call), and the chat ends on it.
+    gate = a_calls.hold()
+    a.deliver([view(3, "Ane's turn")])
+    await a_calls.in_flight.wait()
+    calls_before = b.stats["edit"] + b.stats["not_modified"] + b.stats["send"]
+    b.deliver([view(4, "Ane's turn")])
+    await b.flush()
+    assert b.stats["edit"] + b.stats["not_modified"] + b.stats["send"] == calls_before
+    gate.set()
+    await a.flush()
+    await b.flush()
+    assert [text for text, _ in chat.messages.values()] == ["Ane's turn"]
