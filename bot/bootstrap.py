@@ -17,6 +17,7 @@ from bot.delivery import Delivery, destination
 from bot.flow import FlowSettings
 from bot.leaderboard import RedisLeaderboard
 from bot.leaderboard.queue import RedisResultQueue
+from bot.lessons.progress import RedisProgress
 from bot.service import Service, ServiceDeps, secure_rng, secure_table_id
 from bot.settings import Settings
 from bot.store import (
@@ -172,6 +173,7 @@ def redis_service(
         results=RedisResultQueue(redis, prefix=prefix),
         once=RedisOnce(redis, prefix=prefix),
         outbox=RedisOutbox(redis, prefix=prefix),
+        lessons=RedisProgress(redis, prefix=prefix),
         history=RedisHistory(redis, prefix=prefix, retention=history_days * 86400),
         atomic_deadlines=True,
         settings=flow,

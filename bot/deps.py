@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from bot.flow import FlowSettings
 from bot.leaderboard import LeaderboardStore
 from bot.leaderboard.queue import ResultQueue
+from bot.lessons.progress import MemoryProgress, ProgressStore
 from bot.store.history import HistoryStore, MemoryHistory
 from bot.store.once import MemoryOnce, OnceStore
 from bot.store.outbox import MemoryOutbox, Outbox
@@ -63,5 +64,7 @@ class ServiceDeps:
     :mod:`bot.store.outbox`)."""
     repost_interval: float = 30.0
     """``/newgame`` during a game posts the table again at most once per this many seconds."""
+    lessons: ProgressStore = field(default_factory=MemoryProgress)
+    """Where each learner is in the lessons (``/learn``, :mod:`bot.lessons`)."""
     history: HistoryStore = field(default_factory=MemoryHistory)
     """Where every finished hand is kept (``/history``, see :mod:`bot.history`)."""

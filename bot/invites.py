@@ -26,6 +26,7 @@ _JOIN_RE = re.compile(r"^j(?P<table>[a-z0-9]{8})(?P<seat>[0-3])$")
 _HAND_RE = re.compile(r"^h(?P<table>[a-z0-9]{8})$")
 _STORY_RE = re.compile(r"^s(?P<table>[a-z0-9]{8})-(?P<hand>[1-9][0-9]{0,4})$")
 _RULES = "rules"
+_LEARN_RE = re.compile(r"^learn(?P<lesson>[1-9][0-9]?)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +58,15 @@ class ShowStory:
     hand: int
 
 
+@dataclass(frozen=True, slots=True)
+class StartLessons:
+    """Open the lessons (``/learn`` asked in a group): lesson ``lesson``, or where the learner was."""
+
+    lesson: int | None = None
+
+
 #: What opening the bot through an invitation does.
-Invite = JoinSeat | SendHand | SendRules | ShowStory
+Invite = JoinSeat | SendHand | SendRules | ShowStory | StartLessons
 
 
 def encode_invite(invite: Invite) -> str:
@@ -69,6 +77,8 @@ def encode_invite(invite: Invite) -> str:
         return f"h{invite.table}"
     if isinstance(invite, ShowStory):
         return f"s{invite.table}-{invite.hand}"
+    if isinstance(invite, StartLessons):
+        return "learn" if invite.lesson is None else f"learn{invite.lesson}"
     return _RULES
 
 
@@ -80,6 +90,8 @@ def parse_invite(payload: str) -> Invite | None:
         return SendHand(m["table"])
     if (m := _STORY_RE.fullmatch(payload)) is not None:
         return ShowStory(m["table"], int(m["hand"]))
+    if (m := _LEARN_RE.fullmatch(payload)) is not None:
+        return StartLessons(int(m["lesson"]) if m["lesson"] else None)
     return SendRules() if payload == _RULES else None
 
 

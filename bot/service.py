@@ -23,7 +23,8 @@ from bot.history import HistoryCommands
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
-from bot.invites import Invitation, Invite, JoinSeat, SendHand, ShowStory
+from bot.invites import Invitation, Invite, JoinSeat, SendHand, ShowStory, StartLessons
+from bot.lessons.tutor import LessonCommands
 from bot.metrics import measured_command, record_press
 from bot.model import ChatRef, Seat, TableState, TableStatus, UserRef
 from bot.render import Renderer
@@ -35,7 +36,9 @@ from bot.store.ports import (
 from bot.tokens import (
     CHAT_SCOPE,
     ExportMatch,
+    LessonChoice,
     OpenHand,
+    OpenLesson,
     SetLanguage,
     Token,
     TokenError,
@@ -57,10 +60,11 @@ NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 
 
-class Service(DeadlineWork, HistoryCommands, ChatCommands):
+class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
     """Platform-neutral commands of the bot: every table change goes through :class:`TableWork` (one
     compare-and-set per command); deadlines fire through :class:`DeadlineWork`, the chat commands come
-    from :class:`ChatCommands` and the hand history from :class:`HistoryCommands`."""
+    from :class:`ChatCommands`, the hand history from :class:`HistoryCommands` and the lessons
+    (``/learn``) from :class:`LessonCommands`."""
 
     def __init__(self, deps: ServiceDeps) -> None:
         """Use the given stores, clock, randomness and machine players."""
@@ -199,6 +203,8 @@ class Service(DeadlineWork, HistoryCommands, ChatCommands):
         if token is None:
             lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
             return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
+        if isinstance(token.command, LessonChoice | OpenLesson):  # the presser's lessons, not a table
+            return await self.lesson_press(user, token)
         if token.table == CHAT_SCOPE:
             if chat is None or not isinstance(token.command, SetLanguage):
                 return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
@@ -274,6 +280,8 @@ class Service(DeadlineWork, HistoryCommands, ChatCommands):
             return await self.show_hand(user, invite.table)
         if isinstance(invite, ShowStory):
             return await self.history_story(user, invite.table, invite.hand)
+        if isinstance(invite, StartLessons):
+            return await self.learn(ChatRef(user.key, private=True, title=user.name), user, invite.lesson)
         # The rules go to the user's private chat (on every platform, its key is the user's).
         private = ChatRef(user.key, private=True, title=user.name)
         return await self.rules(private, user, full=True)

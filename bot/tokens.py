@@ -10,12 +10,18 @@ where it is pressed, not on a table):
   seat made in the hand, so a doubled press makes one seña);
 - ``code``: the action (see :data:`CODE_RE`).
 
+Lesson buttons (``/learn``, :mod:`bot.lessons`) act on the presser's own progress, not on a table:
+``-.T{lesson}-{step}-{tag}.a{n}`` answers with choice ``n`` of that lesson's step, ``-.T….go{n}`` opens
+lesson ``n``; ``tag`` is four characters of the learner's key (:func:`lesson_tag`), so that a press by
+someone else is told apart from a stale one.
+
 Tokens are validated, never trusted: :func:`parse_token` accepts only this grammar and the service checks
 every part against the stored table.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -31,6 +37,7 @@ TABLE_ID_RE = re.compile(r"^[a-z0-9]{8}$")
 _TOKEN_RE = re.compile(
     r"^(?P<table>[a-z0-9]{8})\.(?P<stamp>L|\d{1,5}|\d{1,5}-\d{1,4})\.(?P<code>[a-z0-9_]{1,24})$"
     r"|^(?P<chat>-)\.C\.(?P<chat_code>lang_[a-z]{2})$"
+    r"|^(?P<learn>-)\.(?P<learn_stamp>T\d{1,2}-\d{1,2}-[a-z0-9]{4})\.(?P<learn_code>a[0-5]|go\d{1,2})$"
 )
 #: The ``table`` of a chat-scoped token (the language picker): it acts on the chat it was pressed in.
 CHAT_SCOPE = "-"
@@ -171,6 +178,23 @@ class ExportMatch:
     """Send the match's kept hands as files (history)."""
 
 
+@dataclass(frozen=True, slots=True)
+class LessonChoice:
+    """Choose answer ``index`` at the lesson step the stamp names (:mod:`bot.lessons`)."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLesson:
+    """Open lesson ``number`` (the "next lesson" button)."""
+
+    number: int
+
+
+#: A lesson button's command: it acts on the presser's lesson progress, not on a table.
+LessonCommand = LessonChoice | OpenLesson
+
 #: A history button's command: it acts on what the history store keeps, not on a live table.
 HistoryCommand = OpenHand | ExportMatch
 
@@ -189,6 +213,8 @@ Command = (
     | SetLanguage
     | OpenHand
     | ExportMatch
+    | LessonChoice
+    | OpenLesson
 )
 
 
@@ -244,14 +270,23 @@ class Token:
     @property
     def hand(self) -> int | None:
         """The hand number of a hand or turn stamp."""
-        if self.stamp in ("L", "C"):
+        if self.stamp in ("L", "C") or self.stamp.startswith("T"):
             return None
         return int(self.stamp.split("-")[0])
 
     @property
     def step(self) -> int | None:
         """The action step of a turn stamp."""
+        if self.stamp.startswith("T"):  # a lesson stamp: see lesson_place
+            return None
         return int(self.stamp.split("-")[1]) if "-" in self.stamp else None
+
+    def lesson_place(self) -> tuple[int, int, str] | None:
+        """``(lesson, step, tag)`` of a lesson button's stamp (``None`` for any other token)."""
+        if not self.stamp.startswith("T"):
+            return None
+        lesson, step, tag = self.stamp[1:].split("-")
+        return int(lesson), int(step), tag
 
     def encode(self) -> str:
         """The token as a string."""
@@ -274,9 +309,29 @@ def parse_token(data: object) -> Token:
         raise TokenError("not a token")
     if match["chat"] is not None:
         return Token(CHAT_SCOPE, "C", match["chat_code"], command_of(match["chat_code"]))
+    if match["learn"] is not None:
+        code = match["learn_code"]
+        command: Command = LessonChoice(int(code[1:])) if code[0] == "a" else OpenLesson(int(code[2:]))
+        return Token(CHAT_SCOPE, match["learn_stamp"], code, command)
     if CODE_RE.fullmatch(match["code"]) is None:
         raise TokenError("not a token")
     return Token(match["table"], match["stamp"], match["code"], command_of(match["code"]))
+
+
+def lesson_tag(user_key: str) -> str:
+    """Four characters naming a learner on their lesson buttons (not a secret: a press by someone else
+    only acts on that person's own progress; the tag lets the answer say whose lesson it was)."""
+    digest = hashlib.blake2s(user_key.encode("utf-8"), digest_size=8).digest()
+    number = int.from_bytes(digest, "big")
+    alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+    return "".join(alphabet[(number >> (6 * i)) % 36] for i in range(4))
+
+
+def lesson_token(lesson: int, step: int, tag: str, code: str) -> str:
+    """The token of a lesson button: ``a{n}`` (choice ``n`` of the step) or ``go{n}`` (open lesson ``n``)."""
+    token = f"{CHAT_SCOPE}.T{lesson}-{step}-{tag}.{code}"
+    parse_token(token)
+    return token
 
 
 def language_token(lang: str) -> str:

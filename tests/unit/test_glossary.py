@@ -7,6 +7,7 @@ translations, or the English msgids) or a rules text that uses a replaced form f
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from bot.i18n.glossary import (
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "bot" / "i18n" / "rules"
+LESSONS_DIR = ROOT / "bot" / "i18n" / "lessons"
 NBSP = "\u00a0"
 
 
@@ -50,6 +52,17 @@ def rules_texts(lang: str) -> Iterator[tuple[str, str]]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
                 yield f"rules/{lang}/{name}:{number}", line
+
+
+def lesson_texts(lang: str) -> Iterator[tuple[str, str]]:
+    """(where, text) of each text of the language's lessons (``/learn``): titles, explanations, answers."""
+    path = LESSONS_DIR / f"{lang}.toml"
+    for key, lesson in tomllib.loads(path.read_text(encoding="utf-8")).items():
+        yield f"lessons/{lang}.toml [{key}] title", lesson["title"]
+        for step, texts in lesson.items():
+            if isinstance(texts, dict):
+                for name, text in texts.items():
+                    yield f"lessons/{lang}.toml [{key}.{step}] {name}", text
 
 
 def report(lang: str, found: list[tuple[str, Offence]]) -> str:
@@ -89,6 +102,7 @@ def test_every_canonical_word_is_used(lang: str) -> None:
     """A glossary word nobody uses is a glossary out of date (or a catalogue that says it otherwise)."""
     texts = [text for _, text in catalogue_texts(lang, read_catalog(lang))]
     texts += [text for _, text in rules_texts(lang)]
+    texts += [text for _, text in lesson_texts(lang)]
     corpus = "\n".join(texts).lower()
     unused = [term.use for term in glossary(lang).values() if term.use.lower() not in corpus]
     assert not unused, f"{lang}: glossary words used nowhere: {unused}"
@@ -106,6 +120,12 @@ def test_catalogue_uses_the_glossary(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_rules_texts_use_the_glossary(lang: str) -> None:
     found = check(lang, rules_texts(lang))
+    assert not found, report(lang, found)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_lesson_texts_use_the_glossary(lang: str) -> None:
+    found = check(lang, lesson_texts(lang))
     assert not found, report(lang, found)
 
 
@@ -181,7 +201,7 @@ def french_spacing(text: str) -> list[str]:
 
 
 def test_french_uses_no_break_spaces() -> None:
-    texts = list(catalogue_texts("fr", read_catalog("fr"))) + list(rules_texts("fr"))
+    texts = [*catalogue_texts("fr", read_catalog("fr")), *rules_texts("fr"), *lesson_texts("fr")]
     bad = [(where, text) for where, text in texts if french_spacing(text)]
     assert not bad, "French: a no-break space (U+00A0) before : ; ! ? » and after «:\n" + "\n".join(
         f"  {where}: {text!r}" for where, text in bad

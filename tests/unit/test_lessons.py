@@ -1,0 +1,384 @@
+"""The ten lessons: their data replays through the engine, their texts are complete in every language, and a
+learner goes through them on the service (wrong then right answers, stale, foreign and forged presses).
+
+The data claims (``right`` answers, ``expect``) are checked against what the engine computes, so a lesson
+never tells a learner something the engine would not do.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+
+from bot.i18n import LANGUAGES, translator
+from bot.i18n import common as msg
+from bot.invites import StartLessons, encode_invite, parse_invite
+from bot.lessons import render
+from bot.lessons.model import LEARNER, LessonDataError, is_engine_word, lessons, parse_lessons
+from bot.lessons.play import after_right, engine_answer, legal, position
+from bot.lessons.progress import MemoryProgress, Progress
+from bot.lessons.texts import STEP_FIELDS, lesson_texts, parse_texts
+from bot.lessons.tutor import (
+    LEARN_HINT,
+    LEARN_PRIVATELY,
+    LESSON_FOREIGN,
+    LESSON_STALE,
+    NO_SUCH_LESSON,
+    lesson_number,
+)
+from bot.model import ChatRef, UserRef
+from bot.service import Service, ServiceDeps
+from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store.prefs import MemoryPreferences
+from bot.tokens import MAX_TOKEN_BYTES, lesson_tag, lesson_token, parse_token
+from bot.views import OutMessage
+from engine.errors import MusError
+from engine.evaluation import Lance, evaluate
+from engine.hand import Phase
+
+EN = translator("en")
+ANE = UserRef("tg:1", "Ane", "en")
+BRAIS = UserRef("tg:2", "Brais", "en")
+PRIVATE = ChatRef(ANE.key, private=True, title="Ane")
+GROUP = ChatRef("tg:-100", False, "Group")
+STEPS = [(lesson, index) for lesson in lessons() for index in range(len(lesson.steps))]
+STEP_IDS = [f"{lesson.key}-{index + 1}" for lesson, index in STEPS]
+
+
+# --- the data, through the engine --------------------------------------------------------------------------
+
+
+def test_ten_lessons_in_the_suggested_order() -> None:
+    assert [lesson.key for lesson in lessons()] == [
+        "cards",
+        "mus",
+        "grande",
+        "chica",
+        "pares",
+        "juego",
+        "envites",
+        "ordago",
+        "count",
+        "senas",
+    ]
+    assert [lesson.number for lesson in lessons()] == list(range(1, 11))
+
+
+@pytest.mark.parametrize(("lesson", "index"), STEPS, ids=STEP_IDS)
+def test_every_step_replays_and_its_right_choice_is_what_the_engine_says(lesson: object, index: int) -> None:
+    from bot.lessons.model import Lesson
+
+    assert isinstance(lesson, Lesson)
+    pos = position(lesson, index)  # the scripted path up to here is legal, or this raises
+    step = pos.step
+    if step.plays:
+        # A move: legal for the learner's seat now (a seña or catch takes no turn).
+        head = step.right.split()[0]
+        if head not in ("sena", "catch"):
+            assert pos.hand.turn == LEARNER, "the learner decides on their own turn"
+        assert legal(pos.hand, step, step.right)
+        for choice in step.choices:  # a wrong move is legal, refused by the engine, or an answer
+            assert not is_engine_word(choice) or legal(pos.hand, step, choice) or choice != step.right
+    else:
+        assert engine_answer(step, pos.hand) == step.right, "the lesson claims what the engine computes"
+    hand = after_right(pos)
+    expect = step.expect
+    if "phase" in expect:
+        assert hand.phase is Phase(expect["phase"])
+    if "deje" in expect:
+        result = hand.results[Lance(str(expect["lance"]))]
+        assert (result.deje, result.proposer_team) == (expect["deje"], expect["team"])
+    if "ordago_team" in expect:
+        assert hand.ordago is not None and hand.ordago.team == expect["ordago_team"]
+    if "winner" in expect:
+        assert hand.winner == expect["winner"]
+
+
+def test_the_claims_of_the_texts_hold() -> None:
+    """The few facts the English texts state about a hand are the engine's (every language says the same)."""
+    by_key = {lesson.key: lesson for lesson in lessons()}
+    count = after_right(position(by_key["count"], 0))
+    assert count.winner == 0 and [line.lance for line in count.count_lines] == [Lance.GRANDE]
+    assert count.uncounted, "the rivals' pares and juego are not counted"
+    grande = after_right(position(by_key["grande"], 1))
+    assert grande.scores == [1, 0]
+    envites = after_right(position(by_key["envites"], 1))
+    assert envites.results[Lance.GRANDE].amount == 2 and envites.scores == [0, 1]
+    punto = position(by_key["juego"], 2).hand  # "nobody reaches 31"
+    assert not any(evaluate(cards).has_juego for cards in punto.hands)
+    ordago = position(by_key["ordago"], 0).hand  # "you are mano with 31; Maite, with 32"
+    assert ordago.mano == LEARNER and [evaluate(ordago.hands[s]).total for s in (0, 1)] == [31, 32]
+
+
+def test_a_wrong_move_changes_nothing_the_engine_keeps() -> None:
+    senas = lessons()[9]
+    pos = position(senas, 0)
+    assert not legal(pos.hand, pos.step, "sena dos_reyes")  # false: the engine refuses it
+    assert not legal(pos.hand, pos.step, "sena ciego")
+    assert pos.hand.senas_made(LEARNER) == 0
+
+
+def test_a_step_out_of_range() -> None:
+    with pytest.raises(IndexError):
+        position(lessons()[0], 99)
+
+
+_HANDS = '[["1o","2o","3o","4o"],["5o","6o","7o","10o"],["11o","12o","1c","2c"],["3c","4c","5c","6c"]]'
+_DEAL = f'[[lesson]]\nkey = "x"\n[[lesson.deal]]\nhands = {_HANDS}\n[[lesson.deal.step]]\n'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[[lesson]]\nkey = "x"\n',  # no deal
+        '[[lesson]]\nkey = "x"\n[[lesson.deal]]\nhands = [["1o"]]\n',  # four hands
+        _DEAL + 'choices = ["mus"]\nright = "mus"\n',  # one choice
+        _DEAL + 'choices = ["seat 0", "seat 1"]\nright = "seat 0"\n',  # an answer with no question
+        _DEAL.replace('"6c"', '"1o"') + 'choices = ["mus", "no_mus"]\nright = "mus"\n',  # a card twice
+        _DEAL + 'choices = ["mus", "no_mus"]\nright = "paso"\n',  # the right choice is not a choice
+    ],
+)
+def test_malformed_lesson_data_is_refused(text: str) -> None:
+    with pytest.raises((LessonDataError, MusError)):
+        parse_lessons(text)
+
+
+# --- the texts, in every language --------------------------------------------------------------------------
+
+
+def placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_language_has_every_lesson_and_step(lang: str) -> None:
+    texts = lesson_texts(lang)
+    english = lesson_texts("en")
+    assert set(texts) == {lesson.key for lesson in lessons()}, lang
+    for lesson in lessons():
+        words = texts[lesson.key]
+        assert len(words.steps) == len(lesson.steps), (lang, lesson.key)
+        assert 0 < len(words.title) <= 40
+        for n, (step, source) in enumerate(zip(words.steps, english[lesson.key].steps, strict=True), 1):
+            for name in STEP_FIELDS:
+                text, original = getattr(step, name), getattr(source, name)
+                assert placeholders(text) == placeholders(original), (lang, lesson.key, n, name)
+                limit = 600 if name == "say" else 240
+                assert len(text) <= limit, (lang, lesson.key, n, name, len(text))
+            if lang != "en":
+                assert step.say != source.say, f"{lang} {lesson.key} {n}: not written in {lang}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_step_draws_in_every_language(lang: str) -> None:
+    for lesson, index in STEPS:
+        view = render.step_view(lang, ANE.key, lesson, index, position(lesson, index), "✅")
+        assert view.user == ANE.key and view.slot == render.SLOT
+        labels = [b.label for row in view.buttons for b in row]
+        assert len(labels) == len(lesson.steps[index][1].choices) and all(labels)
+        assert len(set(labels)) == len(labels), (lang, lesson.key, index, labels)
+        assert len(view.text) <= 4096
+        for row in view.buttons:
+            for button in row:
+                assert len(button.token.encode()) <= MAX_TOKEN_BYTES
+        done = render.done_view(lang, ANE.key, lesson)
+        assert done.buttons
+
+
+def test_malformed_texts_are_refused() -> None:
+    with pytest.raises(ValueError):
+        parse_texts('[x]\ntitle = "X"\n[x.2]\nsay = "a"\nright = "b"\nwrong = "c"\n')
+    with pytest.raises(ValueError):
+        parse_texts('[x]\ntitle = "X"\n[x.1]\nsay = "a"\nright = "b"\n')
+    with pytest.raises(ValueError):
+        parse_texts('[x]\n[x.1]\nsay = "a"\nright = "b"\nwrong = "c"\n')
+
+
+def test_unknown_language_falls_back_to_spanish() -> None:
+    assert lesson_texts("de") == lesson_texts("es")
+
+
+# --- tokens, invitations, arguments ------------------------------------------------------------------------
+
+
+def test_lesson_tokens() -> None:
+    tag = lesson_tag(ANE.key)
+    assert re.fullmatch(r"[a-z0-9]{4}", tag) and tag == lesson_tag(ANE.key) != lesson_tag(BRAIS.key)
+    token = parse_token(lesson_token(10, 3, tag, "a5"))
+    assert token.lesson_place() == (10, 3, tag) and token.hand is None and token.step is None
+    for forged in ("-.T1-0-abcd.a6", "-.T1-0-abcd.go", "-.T100-0-abcd.a1", "-.T1-0-ABCD.a1", "-.L.a1"):
+        with pytest.raises(ValueError):
+            parse_token(forged)
+
+
+def test_lesson_invitations() -> None:
+    for invite in (StartLessons(), StartLessons(5)):
+        assert parse_invite(encode_invite(invite)) == invite
+    assert parse_invite("learn0") is None and parse_invite("learn123") is None
+
+
+def test_lesson_number_argument() -> None:
+    assert lesson_number([]) is None
+    assert lesson_number(["5"]) == 5
+    assert lesson_number(["five"]) == "five"
+
+
+def test_progress_round_trip() -> None:
+    progress = Progress(3, 1, frozenset({1, 2}))
+    assert Progress.from_json(progress.to_json()) == progress
+    assert Progress.from_json("not json") == Progress()
+
+
+# --- a learner on the service ------------------------------------------------------------------------------
+
+
+def make_service(store: MemoryProgress | None = None) -> Service:
+    return Service(
+        ServiceDeps(
+            tables=MemoryTableStore(),
+            deadlines=MemoryDeadlineStore(),
+            prefs=MemoryPreferences(),
+            lessons=store or MemoryProgress(),
+        )
+    )
+
+
+def only(messages: tuple[OutMessage, ...]) -> OutMessage:
+    assert len(messages) == 1
+    return messages[0]
+
+
+def token_of(message: OutMessage, label: str) -> str:
+    return next(b.token for row in message.buttons for b in row if b.label == label)
+
+
+async def test_a_learner_goes_through_a_lesson_with_a_wrong_then_a_right_answer() -> None:
+    store = MemoryProgress()
+    service = make_service(store)
+    opened = await service.learn(PRIVATE, ANE, 3)
+    first = only(opened.messages)
+    assert EN.gettext(LEARN_HINT) in first.text
+    assert first.user == ANE.key and "Lesson 3/10 · Grande · 1/2" in first.text
+    assert await store.get(ANE.key) == Progress(3, 0)
+
+    wrong = await service.press(ANE, token_of(first, "🤖 Maite (rival)"))
+    assert not wrong.ok and wrong.answer == EN.gettext(render.TRY_AGAIN)
+    again = only(wrong.messages)
+    assert again.text.startswith(first.text.split("\n")[0]) and "❌" in again.text
+    assert EN.gettext(LEARN_HINT) not in again.text
+    assert again.buttons == first.buttons  # the same question, to try again
+    assert await store.get(ANE.key) == Progress(3, 0)
+
+    right = await service.press(ANE, token_of(first, "You"))
+    assert right.ok
+    second = only(right.messages)
+    assert "✅" in second.text and "2/2" in second.text and "GRANDE · 🤖 Nerea: paso" in second.text
+    assert await store.get(ANE.key) == Progress(3, 1)
+
+    # The first step's buttons are behind the learner now: stale, nothing changes.
+    stale = await service.press(ANE, token_of(first, "You"))
+    assert not stale.ok and stale.answer == EN.gettext(LESSON_STALE) and not stale.messages
+
+    done = await service.press(ANE, token_of(second, "envido 2"))
+    end = only(done.messages)
+    assert "GRANDE · 🤖 Maite: no quiero" in end.text and "Lesson 3 done" in end.text
+    assert await store.get(ANE.key) == Progress(3, 2, frozenset({3}))
+
+    # A double tap of the right answer: the second press is stale.
+    assert (await service.press(ANE, token_of(second, "envido 2"))).answer == EN.gettext(LESSON_STALE)
+
+    following = only((await service.press(ANE, token_of(end, EN.gettext(render.NEXT_LESSON)))).messages)
+    assert "Lesson 4/10 · Chica · 1/2" in following.text
+    assert await store.get(ANE.key) == Progress(4, 0, frozenset({3}))
+
+
+async def test_learn_resumes_where_the_learner_was_on_another_worker() -> None:
+    store = MemoryProgress()
+    first = make_service(store)
+    step = only((await first.learn(PRIVATE, ANE, 6)).messages)
+    await first.press(ANE, step.buttons[0][1].token)  # total 31: right
+    other = make_service(store)  # another worker, the same store
+    resumed = only((await other.learn(PRIVATE, ANE)).messages)
+    assert "Lesson 6/10 · Juego and punto · 2/3" in resumed.text
+
+
+async def test_the_whole_path_in_every_language() -> None:
+    for lang in LANGUAGES:
+        user = UserRef(f"tg:{lang}", "X", lang)
+        service = make_service()
+        chat = ChatRef(user.key, private=True)
+        message = only((await service.learn(chat, user, 1)).messages)
+        for lesson in lessons():
+            for _deal, step in lesson.steps:
+                outcome = await service.press(user, message.buttons[0][0].token)
+                if step.choices[0] != step.right:  # the first choice was wrong: the step again
+                    assert not outcome.ok
+                    right = step.choices.index(step.right)
+                    outcome = await service.press(user, [b for r in message.buttons for b in r][right].token)
+                assert outcome.ok, (lang, lesson.key, outcome.answer)
+                message = only(outcome.messages)
+            if lesson.number < 10:
+                message = only((await service.press(user, message.buttons[0][0].token)).messages)
+        assert translator(lang).gettext(render.ALL_DONE) in message.text
+        assert await service.deps.lessons.get(user.key) == Progress(10, 3, frozenset(range(1, 11)))
+
+
+async def test_learn_in_a_group_says_where_to_go() -> None:
+    outcome = await make_service().learn(GROUP, ANE)
+    assert not outcome.ok and outcome.answer == EN.gettext(LEARN_PRIVATELY) and not outcome.messages
+
+
+async def test_learn_an_unknown_lesson() -> None:
+    service = make_service()
+    for number in (0, 11, "x"):
+        outcome = await service.learn(PRIVATE, ANE, number)
+        assert not outcome.ok and outcome.answer == EN.gettext(NO_SUCH_LESSON)
+    assert await service.deps.lessons.get(ANE.key) is None
+
+
+async def test_foreign_and_forged_presses_change_nothing() -> None:
+    store = MemoryProgress()
+    service = make_service(store)
+    step = only((await service.learn(PRIVATE, ANE, 1)).messages)
+    # Brais presses Ane's button (a forwarded message): someone else's lesson.
+    foreign = await service.press(BRAIS, step.buttons[0][0].token)
+    assert not foreign.ok and foreign.answer == EN.gettext(LESSON_FOREIGN) and not foreign.messages
+    tag = lesson_tag(ANE.key)
+    forged = [
+        lesson_token(1, 0, tag, "a5"),  # no sixth choice
+        lesson_token(1, 0, tag, "go2"),  # "next lesson" on an unfinished lesson
+        lesson_token(1, 9, tag, "a0"),  # a step the lesson does not have
+        lesson_token(11, 0, tag, "a0"),  # no lesson 11
+        lesson_token(2, 0, tag, "a0"),  # another lesson than the one on screen
+        "-.T1-0-" + tag + ".a0x",
+        "nonsense",
+    ]
+    for data in forged:
+        outcome = await service.press(ANE, data)
+        assert not outcome.ok and outcome.answer in (
+            EN.gettext(msg.STALE_BUTTON),
+            EN.gettext(LESSON_STALE),
+        ), data
+        assert not outcome.messages
+    assert await store.get(ANE.key) == Progress(1, 0)
+    # Someone who never opened a lesson presses a lesson button of their own tag: stale, nothing stored.
+    other = await service.press(BRAIS, lesson_token(1, 0, lesson_tag(BRAIS.key), "a0"))
+    assert other.answer == EN.gettext(LESSON_STALE) and await store.get(BRAIS.key) is None
+
+
+async def test_the_lessons_speak_the_learners_language() -> None:
+    service = make_service()
+    basque = UserRef("tg:7", "Miren", "eu")
+    step = only((await service.learn(ChatRef(basque.key, private=True), basque, 3)).messages)
+    assert lesson_texts("eu")["grande"].steps[0].say in step.text
+    await service.set_language(ChatRef(basque.key, private=True), basque, "gl")
+    step = only((await service.learn(ChatRef(basque.key, private=True), basque)).messages)
+    assert lesson_texts("gl")["grande"].steps[0].say in step.text
+
+
+async def test_start_lessons_invitation_opens_them_privately() -> None:
+    outcome = await make_service().accept_invite(ANE, StartLessons(5))
+    step = only(outcome.messages)
+    assert step.user == ANE.key and "Lesson 5/10" in step.text
