@@ -179,6 +179,35 @@ async def test_json_and_multipart_bodies(tg: FakeTelegram, http: aiohttp.ClientS
     ]
 
 
+async def test_send_document_takes_an_upload_and_keeps_it(
+    tg: FakeTelegram, http: aiohttp.ClientSession
+) -> None:
+    group = tg.add_group("Mus")
+
+    async def send(document: bytes | str, caption: str) -> tuple[int, JSON]:
+        form = aiohttp.FormData()
+        form.add_field("chat_id", str(group.id))
+        form.add_field("caption", caption)
+        if isinstance(document, bytes):
+            form.add_field("document", document, filename="match.json", content_type="application/json")
+        else:
+            form.add_field("document", document)
+        async with http.post(f"{tg.api_url}sendDocument", data=form()) as resp:
+            return resp.status, await resp.json()
+
+    status, body = await send(b'{"format": "mus-conformance/1"}', "the match")
+    assert status == 200, body
+    result = body["result"]
+    assert result["caption"] == "the match" and "text" not in result
+    assert result["document"]["file_name"] == "match.json" and result["document"]["file_size"] == 31
+    (kept,) = tg.documents(group)
+    assert kept.document is not None and kept.document.content == b'{"format": "mus-conformance/1"}'
+    assert (await send("AgADBAAD-some-file-id", "by id"))[0] == 400  # this fake keeps no files to name
+    assert (await send(b"x", "c" * 1025))[0] == 400  # a caption is 0-1024 characters
+    assert len(tg.documents(group)) == 1
+    assert_results_follow_spec(tg)
+
+
 async def test_message_text_limits(tg: FakeTelegram, http: aiohttp.ClientSession) -> None:
     group = tg.add_group("Mus")
     ok_texts = ["🂠" * 4096, "<b>" + "a" * 4096 + "</b>", "x"]
