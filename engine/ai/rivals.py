@@ -111,13 +111,23 @@ _SEATS: Ints = np.arange(4)
 def _posteriors(answers: tuple[PublicAnswer, ...]) -> dict[int, tuple[float, ...]]:
     """Per seat, the type weights after its answers whose hands were shown (Bayes' rule over
     :data:`TYPES`, from :data:`PRIOR`); seats that showed nothing keep the prior."""
-    rows = [
+    rows = tuple(
         (a.seat, LANCE_INDEX[a.lance] * _STAKES + min(a.stake, _STAKES - 1), a.shown_code, a.accepted)
         for a in answers
         if a.shown_code >= 0
-    ]
+    )
     if not rows:
-        return dict.fromkeys(range(4), PRIOR)
+        return _PRIORS
+    return _weigh(rows)
+
+
+_PRIORS: dict[int, tuple[float, ...]] = dict.fromkeys(range(4), PRIOR)
+
+
+@lru_cache(maxsize=4096)
+def _weigh(rows: tuple[tuple[int, int, int, bool], ...]) -> dict[int, tuple[float, ...]]:
+    """:func:`_posteriors` of ``(seat, lance and stake cell, shown code, accepted)`` rows (cached: every
+    decision of a hand reads the same record). Callers must not change the result."""
     seats, bases, codes, accepted = zip(*rows, strict=True)
     positions = INDEX[np.array(codes, dtype=np.int64)]
     cells = np.array(bases, dtype=np.int64) * N_CODES + np.maximum(positions, 0)
@@ -154,9 +164,7 @@ class Callers:
 
     def __init__(self, view: SeatView, *, learn: bool = True) -> None:
         """Each seat's type weights: the prior, updated by its shown answers when ``learn``."""
-        self.weights: dict[int, tuple[float, ...]] = (
-            _posteriors(view.answers) if learn else dict.fromkeys(range(4), PRIOR)
-        )
+        self.weights: dict[int, tuple[float, ...]] = _posteriors(view.answers) if learn else _PRIORS
         self._weights = {seat: np.array(w) for seat, w in self.weights.items()}
         needed = [view.target - view.scores[0], view.target - view.scores[1]]
         self.pressed = {

@@ -88,7 +88,7 @@ LEVELS: dict[str, Level] = {
         mus_margin=0.3, mus_noise=1.2, discard_noise=1.0, catch=0.5, sena=0.5, ordago_margin=0.0, learn=False,
     ),
     "normal": Level(
-        "normal", samples=60, evidence=True, noise=0.006, tilt=0.02, bluff=0.08, bluff_margin=0.006,
+        "normal", samples=60, evidence=True, noise=0.006, tilt=0.08, bluff=0.08, bluff_margin=0.006,
         mus_margin=0.6, mus_noise=0.4, discard_noise=0.2, catch=0.9, sena=0.8, ordago_margin=0.03,
     ),
     "hard": Level(

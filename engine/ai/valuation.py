@@ -73,7 +73,10 @@ class Valuation:
         self.rivals = tuple(s for s in ((me + 1) % 4, (me + 3) % 4) if s in betting.participants)
         n = len(positions)
         self.positions = positions
-        self.w: Floats = weights / (weights.sum() or 1.0)
+        total = weights.sum()
+        # Every sample impossible (the hands would need more cards of a rank than are unseen: only in
+        # rare spots late in the deck): fall back on the independent draws.
+        self.w: Floats = weights / total if total > 0 else np.full(n, 1.0 / max(n, 1))
         order = [(view.mano + i) % 4 for i in range(4)]
         rows = KEYS[positions]  # (n, seat, 7): the five lance keys, the pares and juego bonuses
         k0, k1, k2, k3 = (rows[:, seat, :5] for seat in order)  # in speaking order
