@@ -15,7 +15,7 @@ from engine.cards import effective_rank, parse_card
 from engine.errors import MusError
 from engine.evaluation import Lance, compare, evaluate
 from engine.hand import Hand
-from engine.record import Entry, apply_entry, start_hand
+from engine.record import Entry, apply_entry, record_of, replay, start_hand
 
 #: Effective ranks (:func:`engine.cards.effective_rank`) of a rey and of an as under 8 reyes.
 REY_RANK = 7
@@ -118,23 +118,11 @@ def engine_answer(step: Step, hand: Hand) -> str | None:
     return None
 
 
-def is_right(step: Step, choice: str) -> bool:
-    """Whether ``choice`` is the step's right one."""
-    return choice == step.right
-
-
 def legal(hand: Hand, step: Step, choice: str) -> bool:
-    """Whether the learner's move ``choice`` is legal on ``hand`` (tried on a fresh replay: nothing kept)."""
+    """Whether the learner's move ``choice`` is legal on ``hand``, tried on a copy rebuilt from the hand's
+    own record (``hand`` itself is left as it was)."""
     try:
-        probe = start_hand_like(hand)
-        play_choice(probe, step, choice)
+        play_choice(replay(record_of(hand)), step, choice)
     except MusError:
         return False
     return True
-
-
-def start_hand_like(hand: Hand) -> Hand:
-    """A copy of ``hand`` by replay of its own journal (the engine's record, nothing else)."""
-    from engine.record import record_of, replay
-
-    return replay(record_of(hand))

@@ -26,7 +26,7 @@ from bot.lessons.texts import lesson_text
 from bot.names import MACHINE_MARK
 from bot.tokens import lesson_tag, lesson_token
 from bot.views import Button, OutMessage
-from engine.actions import ActionKind
+from engine.actions import ActionKind, parse_action
 from engine.cards import parse_card, parse_cards
 from engine.evaluation import Lance, ParesKind
 from engine.hand import LANCE_OF_PHASE, Hand, Phase
@@ -99,8 +99,6 @@ def choice_label(t: Translator, choice: str) -> str:
         return t.nformat("{n} stone", "{n} stones", int(rest))
     if head == "lance":
         return t.gettext(LANCE_NAMES[Lance(rest)])
-    from engine.actions import parse_action
-
     return action_label(t, parse_action(choice))
 
 
