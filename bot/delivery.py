@@ -505,28 +505,34 @@ class Delivery:
             lane.pending.insert(0, _Pending(replace(view, fresh=False), force=True, reshow=True))
 
     async def _record_sent(self, lane: _Lane, message: OutMessage, sent: str, known: str | None) -> bool:
-        """``sent`` now shows the view; ``known`` showed its slot until now and loses its buttons.
+        """``sent`` now shows the view; the message that showed its slot until now loses its buttons.
 
-        False if another worker's message of a newer epoch shows the slot already: then ``sent`` is the one
-        superseded, and loses its buttons instead.
+        False if another worker's message of the same or a newer epoch shows the slot already: then ``sent``
+        is the one superseded, and loses its buttons instead.
         """
         chat_id = lane.chat_id
         shown_key = (chat_id, message.table, message.slot)
-        superseded: str | None = None
-        if known is not None and known != sent:
-            # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
-            shown = self._shown.get(shown_key)
-            superseded = known if shown is None or shown.content[1] else None
-        taken = True
+        shown = self._shown.get(shown_key)
+        replaced, taken = known, True
         if message.kept:
-            since = message.since if _versioned(message) else None
-            taken = await self.surfaces.set(
-                message.table, chat_id, message.slot, sent, since=since, replacing=known
-            )
-            if taken:
-                self._remember(shown_key, (message.text, message.buttons), message.version)
+            if _versioned(message):
+                recorded = await self.surfaces.record(
+                    message.table, chat_id, message.slot, sent, since=message.since, replacing=known
+                )
+                # What the slot showed when the record was made (another worker may have posted since the
+                # offer): that one is superseded now, or this one is.
+                taken, replaced = recorded
+                shown = None if replaced != known else shown
             else:
-                superseded = sent if message.buttons else None
+                await self.surfaces.set(message.table, chat_id, message.slot, sent)
+        superseded: str | None = None
+        if not taken:
+            superseded = sent if message.buttons else None
+        elif replaced is not None and replaced != sent:
+            # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
+            superseded = replaced if shown is None or shown.content[1] else None
+        if taken and message.kept:
+            self._remember(shown_key, (message.text, message.buttons), message.version)
         if superseded is not None:
             # The next call of this lane, paced like any other: the new message goes out first.
             lane.pending.insert(0, _Pending(message, strip=superseded))

@@ -10,11 +10,14 @@ the platform uses. In Redis every platform has its own namespace: ``{prefix}{pla
 ``{chat}:{slot}`` → message id, expiring with the table) and ``{prefix}{platform}:reachable`` (a set).
 
 Several workers may deliver views of one slot at once (a press on one, a machine's deadline on another), and
-their calls may reach the platform in either order. So each slot also keeps the newest view offered for it,
-by table version (fields ``{chat}:{slot}:v`` and ``{chat}:{slot}:view`` of the same hash, set by one script
-only if no newer version is there): a worker sends only a view at least as new as the stored one, and after
-its call looks again — if a newer one came meanwhile, its own call may have landed last, and it shows the
-newest again (:class:`bot.delivery.Delivery`). Workers also share each chat's pacing
+their calls may reach the platform in either order. So each slot also keeps, in the same hash, the newest
+view offered for it by table version (``{chat}:{slot}:v``, ``…:view``, and ``…:h`` a digest of what it
+shows) and the epoch of the message that shows it (``…:p``: the version at which that message's hand, or
+cards, began). :meth:`SurfaceStore.offer` takes a view only if no newer one is there (nor the same one, which
+its worker shows), :meth:`SurfaceStore.record` takes a posted message only if no message of its epoch or a
+newer one was recorded first — each one script on one key — and a worker looks at :meth:`SurfaceStore.newest`
+after its call: if a newer view came meanwhile, its own call may have landed last, and it shows the newest
+again (:class:`bot.delivery.Delivery`). Workers also share each chat's pacing
 (``{prefix}{platform}:pace:{chat}``: the time, on Redis's clock, from which the next call may go), so that
 N workers do not write to a chat N times as often as the platform allows.
 """
@@ -52,6 +55,15 @@ class Offer(NamedTuple):
     """Not taken because the newest view offered shows the same (its ``digest``): its worker shows it."""
 
 
+class Recorded(NamedTuple):
+    """The answer to :meth:`SurfaceStore.record`."""
+
+    taken: bool
+    """The message now shows the slot (else another worker's does, and this one is superseded)."""
+    replaced: str | None
+    """The message that showed the slot until then (taken), or that still shows it (not taken)."""
+
+
 class Newest(NamedTuple):
     """What a slot must show: its newest view offered, and the message that shows the slot."""
 
@@ -68,20 +80,17 @@ class SurfaceStore(Protocol):
         """The message showing ``slot`` of ``table`` in ``chat``."""
         ...
 
-    async def set(
-        self,
-        table: str,
-        chat: str,
-        slot: str,
-        message_id: str,
-        *,
-        since: int | None = None,
-        replacing: str | None = None,
-    ) -> bool:
-        """Remember the message showing a slot, posted in place of ``replacing`` for a view whose slot began
-        at table version ``since`` (its epoch). With ``since``, it is taken only if its epoch is newer than
-        the remembered message's, or the same and that message is still ``replacing`` (two workers posted at
-        once: the first, or the newer epoch's, stays); the answer says whether it was taken."""
+    async def set(self, table: str, chat: str, slot: str, message_id: str) -> None:
+        """Remember the message showing a slot."""
+        ...
+
+    async def record(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
+    ) -> Recorded:
+        """Remember the message just posted for a slot, in place of ``replacing`` (what the slot showed when
+        the view was offered), for a view whose slot began at table version ``since`` (its epoch). Taken if
+        its epoch is newer than the remembered message's, or the same and that message is still
+        ``replacing`` — so of two workers posting at once the first, or the newer epoch's, stays."""
         ...
 
     async def forget(self, table: str, chat: str, slot: str) -> None:
@@ -131,19 +140,19 @@ return {1, previous, shown, posted}
 """
 
 # KEYS[1] the table's hash; ARGV: the slot's field, message id, epoch (-1: take it whatever the epoch), ttl,
-# the message it replaces ('' for none).
-_LUA_SET = """
+# the message it replaces ('' for none). Returns 1 if taken (else 0) and the message that showed the slot.
+_LUA_RECORD = """
 local f = ARGV[1]
 local since = tonumber(ARGV[3])
+local current = redis.call('HGET', KEYS[1], f)
 if since >= 0 then
-  local current = redis.call('HGET', KEYS[1], f)
   local posted = tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0')
   local same = since == posted and current == ARGV[5]
-  if current and since <= posted and not same then return 0 end
+  if current and since <= posted and not same then return {0, current} end
 end
 redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', math.max(since, 0))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-return 1
+return {1, current}
 """
 
 # KEYS[1] the chat's pacing key; ARGV[1] the interval in ms. Returns the wait in ms (Redis's clock, so every
@@ -166,7 +175,7 @@ class RedisSurfaces:
         self._redis = redis
         self._prefix = prefix
         self._offer = redis.register_script(_LUA_OFFER)
-        self._set = redis.register_script(_LUA_SET)
+        self._record = redis.register_script(_LUA_RECORD)
         self._pace = redis.register_script(_LUA_PACE)
 
     def _hash(self, table: str, chat: str) -> tuple[str, str]:
@@ -183,24 +192,22 @@ class RedisSurfaces:
         with unavailable_errors():
             return _text(await self._redis.hget(key, f"{local}:{slot}"))
 
-    async def set(
-        self,
-        table: str,
-        chat: str,
-        slot: str,
-        message_id: str,
-        *,
-        since: int | None = None,
-        replacing: str | None = None,
-    ) -> bool:
+    async def set(self, table: str, chat: str, slot: str, message_id: str) -> None:
         """Remember the message showing a slot (the table's hash expires a week after its last change)."""
         key, local = self._hash(table, chat)
-        epoch = -1 if since is None else since
         with unavailable_errors():
-            taken = await self._set(
-                keys=[key], args=[f"{local}:{slot}", message_id, epoch, SURFACE_TTL, replacing or ""]
+            await self._record(keys=[key], args=[f"{local}:{slot}", message_id, -1, SURFACE_TTL, ""])
+
+    async def record(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
+    ) -> Recorded:
+        """One script: the message shows the slot unless another of its epoch, or a newer one, does."""
+        key, local = self._hash(table, chat)
+        with unavailable_errors():
+            taken, current = await self._record(
+                keys=[key], args=[f"{local}:{slot}", message_id, since, SURFACE_TTL, replacing or ""]
             )
-        return bool(taken)
+        return Recorded(bool(taken), _text(current))
 
     async def forget(self, table: str, chat: str, slot: str) -> None:
         """Forget a deleted message."""
@@ -269,25 +276,23 @@ class MemorySurfaces:
         """The message showing a slot."""
         return self.messages.get((table, chat, slot))
 
-    async def set(
-        self,
-        table: str,
-        chat: str,
-        slot: str,
-        message_id: str,
-        *,
-        since: int | None = None,
-        replacing: str | None = None,
-    ) -> bool:
-        """Remember the message showing a slot (unless another took the epoch first, or a newer one)."""
+    async def set(self, table: str, chat: str, slot: str, message_id: str) -> None:
+        """Remember the message showing a slot."""
+        self.messages[(table, chat, slot)] = message_id
+        self.epochs[(table, chat, slot)] = 0
+
+    async def record(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
+    ) -> Recorded:
+        """The message shows the slot unless another of its epoch, or a newer one, does."""
         key = (table, chat, slot)
         current, posted = self.messages.get(key), self.epochs.get(key, 0)
         same = since == posted and current == replacing
-        if since is not None and current is not None and since <= posted and not same:
-            return False
+        if current is not None and since <= posted and not same:
+            return Recorded(False, current)
         self.messages[key] = message_id
-        self.epochs[key] = max(since or 0, 0)
-        return True
+        self.epochs[key] = since
+        return Recorded(True, current)
 
     async def forget(self, table: str, chat: str, slot: str) -> None:
         """Forget a deleted message."""

@@ -82,24 +82,27 @@ async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
 
 async def test_a_message_of_a_newer_epoch_is_not_replaced_by_an_older_one(surfaces: SurfaceStore) -> None:
     """Two workers posting a slot's message at once (a new hand's table, begun at version 10, and a later
-    view of it): the first message of the newest epoch stays; without an epoch, a message is always taken."""
-    assert await surfaces.set("t0000001", "tg:-100", "table", "40", since=1)
-    assert await surfaces.set("t0000001", "tg:-100", "table", "50", since=10, replacing="40")
-    assert (await surfaces.offer("t0000001", "tg:-100", "table", 11, "{}")).posted == 10
+    view of it): the first message of the newest epoch stays, and each answer says which message it
+    replaced or lost to; ``set`` (a message of no epoch) is always taken."""
+    t, chat = "t0000001", "tg:-100"
+    assert await surfaces.record(t, chat, "table", "40", since=1, replacing=None) == (True, None)
+    assert await surfaces.record(t, chat, "table", "50", since=10, replacing="40") == (True, "40")
+    assert (await surfaces.offer(t, chat, "table", 11, "{}")).posted == 10
     # An older epoch, or the same one posted over the same old message by a second worker: refused.
-    assert not await surfaces.set("t0000001", "tg:-100", "table", "49", since=3, replacing="40")
-    assert not await surfaces.set("t0000001", "tg:-100", "table", "51", since=10, replacing="40")
-    assert await surfaces.get("t0000001", "tg:-100", "table") == "50"
-    # The same epoch posted again over the message now showing it (the table posted again): taken.
-    assert await surfaces.set("t0000001", "tg:-100", "table", "52", since=10, replacing="50")
-    assert await surfaces.set("t0000001", "tg:-100", "table", "53", since=12, replacing="40")
-    assert await surfaces.get("t0000001", "tg:-100", "table") == "53"
-    assert await surfaces.set("t0000001", "tg:-100", "table", "54")
-    assert (await surfaces.offer("t0000001", "tg:-100", "table", 12, "{}")).posted == 0
-    await surfaces.set("t0000001", "tg:-100", "table", "55", since=14)
-    await surfaces.forget("t0000001", "tg:-100", "table")
-    assert (await surfaces.offer("t0000001", "tg:-100", "table", 15, "{}"))[2:4] == (None, 0)
-    assert await surfaces.set("t0000001", "tg:-100", "table", "56", since=2)  # nothing shows it: taken
+    assert await surfaces.record(t, chat, "table", "49", since=3, replacing="40") == (False, "50")
+    assert await surfaces.record(t, chat, "table", "51", since=10, replacing="40") == (False, "50")
+    assert await surfaces.get(t, chat, "table") == "50"
+    # The same epoch posted again over the message now showing it (the table posted again): taken; a newer
+    # epoch is taken whatever it thought it replaced (it says what it did replace).
+    assert await surfaces.record(t, chat, "table", "52", since=10, replacing="50") == (True, "50")
+    assert await surfaces.record(t, chat, "table", "53", since=12, replacing="40") == (True, "52")
+    assert await surfaces.get(t, chat, "table") == "53"
+    await surfaces.set(t, chat, "table", "54")
+    assert (await surfaces.offer(t, chat, "table", 12, "{}")).posted == 0
+    await surfaces.record(t, chat, "table", "55", since=14, replacing="54")
+    await surfaces.forget(t, chat, "table")
+    assert (await surfaces.offer(t, chat, "table", 15, "{}"))[2:4] == (None, 0)
+    assert (await surfaces.record(t, chat, "table", "56", since=2, replacing="55")).taken  # nothing shows it
 
 
 async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(surfaces: SurfaceStore) -> None:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
+from dataclasses import replace
+
+import pytest
 
 from bot.delivery import Delivery, MessageGone, NotModified
 from bot.store.surfaces import MemorySurfaces
@@ -219,3 +223,60 @@ async def test_a_view_another_worker_is_showing_costs_no_second_call() -> None:
     await a.flush()
     await b.flush()
     assert [text for text, _ in chat.messages.values()] == ["Ane's turn"]
+
+
+class Jittery(WorkerTransport):
+    """Calls that take a random while before and after the platform applies them (so they cross)."""
+
+    def __init__(self, chat: Chat, rng: random.Random, posted_for: dict[str, str]) -> None:
+        super().__init__(chat)
+        self.rng = rng
+        self.posted_for = posted_for
+
+    async def _jitter(self) -> None:
+        await asyncio.sleep(self.rng.random() * 0.004)
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        await self._jitter()
+        message_id = await super().send(chat, message)
+        self.posted_for[message_id] = message.text.split(":")[0]
+        await self._jitter()
+        return message_id
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        await self._jitter()
+        await super().edit(chat, message_id, message)
+        await self._jitter()
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        await self._jitter()
+        if not self.chat.messages[message_id][1]:
+            raise NotModified("no buttons to remove")
+        await super().clear_buttons(chat, message_id)
+        await self._jitter()
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_three_workers_with_calls_crossing_end_on_the_newest_with_every_hand_kept(seed: int) -> None:
+    """Random hands and moves, each version delivered by a random one of three workers whose calls take
+    random times: the chat ends with one live keyboard, on the newest version, and no message ever shows a
+    hand other than the one it was posted for."""
+    rng = random.Random(seed)
+    chat, surfaces, posted_for = Chat(), MemorySurfaces(), {}
+    workers = [Delivery(Jittery(chat, rng, posted_for), surfaces, min_interval=0) for _ in range(3)]
+    hand, since = 1, 1
+    for version in range(1, 40):
+        fresh = version == 1 or rng.random() < 0.15
+        if fresh and version > 1:
+            hand, since = hand + 1, version
+        buttons = ((Button("Paso", f"{TABLE}.{hand}-{version}.paso"),),)
+        text = f"hand {hand}: version {version}"
+        message = OutMessage(
+            slot="table", text=text, chat=GROUP, buttons=buttons, fresh=fresh, table=TABLE, version=version
+        )
+        rng.choice(workers).deliver([replace(message, since=since)])
+        await asyncio.sleep(rng.random() * 0.004)
+    for _ in range(3):  # a reshow or a strip queued by one worker's last look
+        await asyncio.gather(*(worker.flush() for worker in workers))
+    assert chat.live() == [f"hand {hand}: version 39"], chat.messages
+    assert all(text.split(":")[0] == posted_for[i] for i, (text, _) in chat.messages.items()), chat.messages
