@@ -34,7 +34,9 @@ COMMAND_LIST: tuple[tuple[str, str], ...] = (
     ("leaderboard", _("Leaderboard of this chat")),
     ("stats", _("Your own figures")),
     ("rules", _("The rules in a minute")),
+    ("learn", _("Ten short lessons to learn Mus")),
     ("language", _("Language of this chat")),
+    ("history", _("The last hands played here, to open or export")),
     ("cancel", _("Close the table")),
     ("help", _("What this bot does")),
 )
@@ -69,7 +71,8 @@ HELP_TEXT = _(
     "/leaderboard — the leaderboard of this chat (/leaderboard global for everyone)\n"
     "/stats — your own figures\n"
     "/rules — the rules in a minute (/rules full for all of them)\n"
-    "/language — the language of this chat"
+    "/language — the language of this chat\n"
+    "/history — the last hands played here: open one, export the match"
 )
 
 

@@ -1,10 +1,11 @@
 """The ``/mus`` slash commands and their translations from our catalogues.
 
-One group, ``/mus``, with ``newgame``, ``leaderboard``, ``stats``, ``rules``, ``language``, ``cancel`` and
-``help``: one entry in a server's command list, whatever other bots there are. Command names stay English
-(Discord matches what a person types against them); descriptions are translated for the locales Discord has
-and we speak (Spanish, French, Brazilian Portuguese — Basque and Galician servers choose their language with
-``/mus language``, which is what the bot speaks in that server whatever each client shows).
+One group, ``/mus``, with ``newgame``, ``leaderboard``, ``stats``, ``rules``, ``language``, ``history``,
+``learn`` (the lessons, shown to the learner alone), ``cancel`` and ``help``: one entry in a server's
+command list, whatever other bots there are. Command names stay English (Discord matches what a person
+types against them); descriptions are translated for the locales Discord has and we speak (Spanish, French,
+Brazilian Portuguese — Basque and Galician servers choose their language with ``/mus language``, which is
+what the bot speaks in that server whatever each client shows).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import discord
 from discord import app_commands
 from discord.app_commands import Choice, locale_str
 
+from adapters.discord import lessons
 from adapters.discord.ids import language_of
 from adapters.discord.interactions import DiscordHandlers
 from bot.chat_commands import COMMAND_LIST
@@ -27,6 +29,7 @@ GROUP_DESCRIPTION = _("Play Mus a 8 reyes, in pairs")
 FULL_DESCRIPTION = _("All the rules, shown only to you")
 EVERYONE_DESCRIPTION = _("Everyone who played with this bot, not just this channel")
 LANGUAGE_DESCRIPTION = _("The language; leave it empty to choose from buttons")
+LESSON_DESCRIPTION = _("Which lesson, 1 to 10; leave it empty to go on where you were")
 DESCRIPTIONS: dict[str, str] = dict(COMMAND_LIST)
 
 
@@ -86,9 +89,20 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
         code = None if language is None else language.value
         await handlers.command(interaction, lambda chat, user: service.set_language(chat, user, code))
 
+    @group.command(name="history", description=_describe("history"))
+    async def history(interaction: discord.Interaction[Any]) -> None:
+        await handlers.command(interaction, service.history)
+
     @group.command(name="cancel", description=_describe("cancel"))
     async def cancel(interaction: discord.Interaction[Any]) -> None:
         await handlers.command(interaction, service.cancel)
+
+    @group.command(name="learn", description=_describe("learn"))
+    @app_commands.describe(lesson=locale_str(LESSON_DESCRIPTION))
+    async def learn(
+        interaction: discord.Interaction[Any], lesson: app_commands.Range[int, 1, 10] | None = None
+    ) -> None:
+        await lessons.learn(handlers, interaction, lesson)
 
     @group.command(name="help", description=_describe("help"))
     async def help_(interaction: discord.Interaction[Any]) -> None:

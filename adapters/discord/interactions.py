@@ -10,6 +10,8 @@ No game logic lives here, only Discord's idiom for the core's outcomes:
 - A press is answered ephemerally when the core has something to say to the presser alone (a refusal, a caught
   seña); otherwise it is acknowledged silently and the table's message is edited by the delivery lane (paced
   per channel, latest state wins).
+- A history button answers ephemerally with the kept hand it opens privately (a hand posted in the channel,
+  a match's files, go through the delivery lanes like every other view).
 - "My cards" answers ephemerally with the presser's private view — cards, discard picks, señas — whose buttons
   update that same ephemeral message. The hand also goes by direct message to those whose DMs are open; closed
   DMs fall back silently to this ephemeral path.
@@ -27,13 +29,13 @@ from typing import Any, TypeVar
 import discord
 
 from adapters.discord.ids import chat_ref, user_ref
-from adapters.discord.layout import NO_MENTIONS, text_of, view_of
+from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
 from bot.delivery import COALESCING_SLOTS, Delivery
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.model import ChatRef, UserRef
 from bot.service import Service
-from bot.tokens import ShowCards, Token, TokenError, parse_token
+from bot.tokens import LessonChoice, OpenHand, OpenLesson, ShowCards, Token, TokenError, parse_token
 from bot.views import Outcome, OutMessage
 
 log = logging.getLogger(__name__)
@@ -144,7 +146,7 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], view: OutMessage, *, ephemeral: bool
     ) -> str | None:
         """Answer with a view (text and buttons); the id of the message that shows it."""
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = files_of(view)
         components = view_of(view)
         if components is not None:
             extra["view"] = components
@@ -232,6 +234,12 @@ class DiscordHandlers:
             if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
                 self.sender.deliver(outcome.messages)
                 await self._show_cards(interaction, user, token.table, outcome)
+            elif token is not None and isinstance(token.command, LessonChoice | OpenLesson):
+                from adapters.discord import lessons  # (it builds on this module)
+
+                await lessons.answer_press(self, interaction, user, outcome)
+            elif token is not None and isinstance(token.command, OpenHand) and not token.command.here:
+                await self._show_story(interaction, user, outcome)
             else:
                 await self._answer_press(interaction, user, outcome)
 
@@ -245,6 +253,18 @@ class DiscordHandlers:
             await self._say(interaction, pressed.answer or shown.answer or DONE)
         else:
             await self._show(interaction, view, ephemeral=True)
+
+    async def _show_story(
+        self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
+    ) -> None:
+        """A kept hand opened privately: shown to the presser alone, ephemerally (never by DM: the answer is
+        right where they pressed)."""
+        story = next((m for m in outcome.messages if m.user == user.key), None)
+        self.sender.deliver([m for m in outcome.messages if m is not story])
+        if story is None:
+            await self._say(interaction, outcome.answer or DONE)
+        else:
+            await self._show(interaction, story, ephemeral=True)
 
     async def _answer_press(
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome

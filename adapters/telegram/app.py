@@ -8,6 +8,7 @@ workers can sit behind a load balancer — every state lives in Redis).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from dataclasses import dataclass
 from urllib.parse import urlparse
@@ -23,6 +24,7 @@ from telegram.ext import (
     TypeHandler,
 )
 
+from adapters.telegram import lessons
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.ids import PREFIX
 from adapters.telegram.settings import TelegramSettings
@@ -102,8 +104,10 @@ def build_application(
         ("rules", handlers.rules),
         ("language", handlers.language),
         ("help", handlers.help),
+        ("history", handlers.history),
     ):
         application.add_handler(CommandHandler(name, callback))
+    application.add_handler(CommandHandler("learn", functools.partial(lessons.learn, handlers)))
     application.add_handler(CallbackQueryHandler(handlers.button))
     application.add_handler(TypeHandler(Update, handlers.handled), group=1)  # after the handler
     return application, runtime

@@ -37,7 +37,8 @@ _ = N_
 
 WELCOME = _(
     "Hi! I am a Mus bot. Add me to a group and type /newgame there to play with friends, "
-    "or type /newgame here to play with a machine partner against two machines. /help lists the commands."
+    "or type /newgame here to play with a machine partner against two machines. "
+    "New to Mus? /learn gives ten short lessons. /help lists the commands."
 )
 #: ``/start rules``: the payload of the link that ``/rules full`` gives a user the bot cannot write to yet.
 RULES_PAYLOAD = encode_invite(SendRules())

@@ -79,7 +79,17 @@ async def test_commands_are_registered_translated_and_the_lobby_is_the_reply(
     (mus,) = dc.commands(guild)
     assert mus["name"] == "mus"
     subs = {o["name"] for o in mus["options"]}
-    assert subs == {"newgame", "leaderboard", "stats", "rules", "language", "cancel", "help"}
+    assert subs == {
+        "newgame",
+        "leaderboard",
+        "stats",
+        "rules",
+        "learn",
+        "language",
+        "history",
+        "cancel",
+        "help",
+    }
     assert mus["description_localizations"]["es-ES"] == "Juega al mus a 8 reyes, por parejas"
     table = await new_table(dc, runtime, channel, guild, humans=1)
     lobby = table.lobby_message()

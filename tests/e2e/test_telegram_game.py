@@ -838,7 +838,7 @@ async def test_production_startup_sets_command_menus_and_polls(tg: FakeTelegram,
     try:
         assert len(LANGUAGES) == 6
         menus = {lang: tg.commands_for(language_code=lang) for lang in ("", *LANGUAGES)}
-        names = ["newgame", "leaderboard", "stats", "rules", "language", "cancel", "help"]
+        names = ["newgame", "leaderboard", "stats", "rules", "learn", "language", "history", "cancel", "help"]
         for lang, menu in menus.items():
             assert [c["command"] for c in menu] == names, lang
         assert menus[""] == menus["es"]  # Spanish by default

@@ -67,7 +67,9 @@ def test_the_command_menu_is_translated_everywhere() -> None:
         "leaderboard",
         "stats",
         "rules",
+        "learn",
         "language",
+        "history",
         "cancel",
         "help",
     ]
