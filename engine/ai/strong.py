@@ -214,12 +214,23 @@ class StrongPlayer:
         options: list[tuple[Action, float]] = []
         # Every outcome the candidates below need, computed in one pass.
         if betting.status is BetStatus.OPENING:
-            table.outcomes([("paso", 0), ("ours", 1), *(("accepted", s) for s in _OPEN_SIZES)])
+            needed = [("paso", 0), ("ours", 1), ("accepted", 0), *(("accepted", s) for s in _OPEN_SIZES)]
+            if beliefs.erratic:  # erratic rivals raise: each bet is answered again (erratic_answer)
+                for s in (1, *_OPEN_SIZES):
+                    total = min(s + _ERRATIC_RAISE, view.target)
+                    needed += [("theirs", s), ("accepted", total), ("ours", total)]
         else:
             standing = 0 if betting.ordago else betting.proposal
             deje = betting.accepted_before or 1
             raised = [("accepted", standing + s) for s in _RAISE_SIZES]
-            table.outcomes([("accepted", standing), ("theirs", deje), ("ours", standing or 1), *raised])
+            needed = [
+                ("accepted", standing),
+                ("theirs", deje),
+                ("ours", standing or 1),
+                ("accepted", 0),
+                *raised,
+            ]
+        table.outcomes(needed)
         if betting.status is BetStatus.OPENING:
             if beliefs.erratic:
                 # Erratic rivals still to speak bet (big) after a paso, and raise over an envido.
@@ -232,15 +243,15 @@ class StrongPlayer:
                 options.append((Action(ActionKind.PASO), table.paso()))
             bets = {a.amount for a in legal if a.kind is ActionKind.ENVIDO}
             sizes = [size for size in _OPEN_SIZES if size in bets]
-            if beliefs.erratic:
-                values = [table.erratic_envido(size) for size in sizes]
-            else:
-                values = table.propose(sizes, 0)
-            options.extend(
-                (Action(ActionKind.ENVIDO, size), v) for size, v in zip(sizes, values, strict=True)
-            )
+            candidates = [Action(ActionKind.ENVIDO, size) for size in sizes]
             if ActionKind.ORDAGO in kinds:
-                options.append((Action(ActionKind.ORDAGO), table.propose([0], 0)[0]))
+                candidates.append(Action(ActionKind.ORDAGO))
+                sizes.append(0)
+            if beliefs.erratic:
+                values = [table.erratic_envido(s) if s else table.propose([0], 0)[0] for s in sizes]
+            else:
+                values = table.propose(sizes, 0)  # the bets and the órdago in one pass
+            options.extend(zip(candidates, values, strict=True))
         else:
             standing = 0 if betting.ordago else betting.proposal
             options.append((Action(ActionKind.QUIERO), table.accept(standing)))

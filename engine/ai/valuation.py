@@ -13,16 +13,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.ai.arrays import KEYS, TEAM_WIN_A, Bools, Floats, Ints
+from engine.ai.arrays import KEYS, TEAM_WIN_A, Floats, Ints
 from engine.ai.rivals import Callers
 from engine.ai.tables import LANCE_INDEX, erratic_value, game_value
 from engine.betting import BetStatus
 from engine.views import SeatView
 
 _GRANDE, _CHICA, _PARES, _JUEGO, _PUNTO = range(5)
-_LANCE_KEYS: Ints = np.ascontiguousarray(KEYS[:, :5])
-_PARES_BONUS: Ints = np.ascontiguousarray(KEYS[:, 5])
-_JUEGO_BONUS: Ints = np.ascontiguousarray(KEYS[:, 6])
+# 0.5 ** n for n = 0, 1, 2 rival holders.
+_HALVES: Floats = np.array([1.0, 0.5, 0.25])
 # The partner's answer: a smooth threshold on its hand's team win chance.
 _PARTNER_WIDTH = 0.05
 
@@ -123,11 +122,7 @@ class Valuation:
         """Against erratic rivals, per later lance: the share of samples where it is bet, the value of an
         órdago there."""
         if erratic:
-            for li in np.flatnonzero(after).tolist():
-                present = has_juego if li == _JUEGO else (~has_juego if li == _PUNTO else None)
-                share, flip = self._later(li, us, win_all[:, li], present)
-                if share > 0:
-                    self.later.append((share, flip))
+            self.later = self._later(us, win_all, played, after)
         self.callers = callers
         self._outcomes: dict[tuple[str, int], Floats] = {}
         self.partner_answers_after_me = False
@@ -140,23 +135,24 @@ class Valuation:
             if me in answerers and partner in answerers and answerers.index(partner) > answerers.index(me):
                 self.partner_answers_after_me = True
 
-    def _later(self, li: int, us: int, win: Ints, present: Bools | None) -> tuple[float, float]:
-        """A later lance: the share of samples where both sides hold it (an órdago is possible there) and
-        the value of that órdago (refused only if every rival holder refuses, each half the time)."""
+    def _later(self, us: int, win_all: Ints, played: Ints, after: Ints) -> list[tuple[float, float]]:
+        """Per later lance where both sides hold something in some sample (an órdago is possible there):
+        the share of those samples, and the value of that órdago (refused only if every rival holder
+        refuses, each half the time)."""
         order, keys = self._speaking
         rival_holders = sum(
-            (k[:, li] > 0).astype(np.int64) for seat, k in zip(order, keys, strict=True) if seat % 2 != us
+            (k > 0).astype(np.int64) for seat, k in zip(order, keys, strict=True) if seat % 2 != us
         )
-        ours_hold = np.zeros(len(win), dtype=bool)
+        ours_hold = np.zeros_like(win_all, dtype=bool)
         for seat, k in zip(order, keys, strict=True):
             if seat % 2 == us:
-                ours_hold |= k[:, li] > 0
-        bet = (rival_holders > 0) & ours_hold
-        if present is not None:
-            bet &= present
-        refusal = 0.5**rival_holders
-        flip = refusal * 0.95 + (1.0 - refusal) * (win == 1)
-        return float(self.w @ bet), float(self.w @ (bet * flip))
+                ours_hold |= k > 0
+        bet = (rival_holders > 0) & ours_hold & (played * after > 0)
+        refusal = _HALVES[rival_holders]
+        flip = refusal * 0.95 + (1.0 - refusal) * (win_all == 1)
+        shares = (self.w @ bet).tolist()
+        flips = (self.w @ (bet * flip)).tolist()
+        return [(shares[li], flips[li]) for li in range(5) if shares[li] > 0]
 
     def waiting(self, fallback: float) -> float:
         """Against erratic rivals: the value of keeping the best later lance for an órdago (where it is
@@ -278,12 +274,12 @@ class Valuation:
         n = len(self.w)
         if self.erratic:
             return np.array([[(0.5 if bet <= 0 else 0.05) ** len(self.rivals)] for bet in bets]) * np.ones(n)
-        refuse = np.ones((len(bets), n))
+        refuse: Floats | None = None
         for rival in self.rivals:
-            column = self.positions[:, rival]
             accepts = self.callers.acceptances(rival, self.lance, bets, standing > 0)
-            refuse *= 1.0 - accepts[:, column]
-        return refuse
+            alone = 1.0 - accepts[:, self.positions[:, rival]]
+            refuse = alone if refuse is None else refuse * alone
+        return np.ones((len(bets), n)) if refuse is None else refuse
 
     def propose(self, bets: list[int], standing: int) -> list[float]:
         """Value of proposing each of ``bets`` stones in all (0: órdago) over a standing ``standing``

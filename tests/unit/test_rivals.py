@@ -124,3 +124,43 @@ def test_the_type_weights_are_a_distribution() -> None:
     assert abs(sum(PRIOR) - 1.0) < 1e-9 and len(PRIOR) == len(TYPES)
     callers = _view_with([PublicAnswer(1, Lance.PARES, 2, True, _code_at(Lance.PARES, 0.6, 0.9))])
     assert abs(sum(callers.weights[1]) - 1.0) < 0.01
+
+
+def test_a_side_about_to_lose_is_expected_to_call_an_ordago_more_readily() -> None:
+    hand = explicit(DEAL)
+    hand.act(0, NO_MUS)
+    view = hand.view_for(0)
+    lance = LANCE_INDEX[Lance.GRANDE]
+    calm = Callers(view)
+    pressed = Callers(dataclasses.replace(view, scores=(36, 10)))  # we need 4, they need 30
+    assert pressed.pressed[1] and pressed.pressed[3] and not calm.pressed[1]
+    assert not pressed.pressed[2]  # our own side is not pressed
+    fair = _code_at(Lance.GRANDE, 0.8, 0.85)
+    position = int(INDEX[fair])
+    assert pressed.acceptance(1, lance, 0)[position] > calm.acceptance(1, lance, 0)[position] + 0.2
+    # bets are answered as before: only an órdago ends the game at once
+    assert pressed.acceptance(1, lance, 4)[position] == calm.acceptance(1, lance, 4)[position]
+
+
+def _ordago_value(answers: list[PublicAnswer]) -> float:
+    from engine.ai.sampling import Beliefs
+    from engine.ai.strong import StrongPlayer
+
+    # A mediocre grande (two reyes, a seven, a four) opening the betting at 0-0.
+    hand = explicit(["12o 12c 7o 4c", "4o 6c 7e 11b", "1e 4e 5e 6e", "1b 4b 5b 6b"])
+    hand.act(0, NO_MUS)
+    view = dataclasses.replace(hand.view_for(0), answers=tuple(answers))
+    player = StrongPlayer("hard")
+    callers = Callers(view)
+    beliefs = Beliefs(view, callers=callers)
+    positions, weights = beliefs.draw(random.Random(1), 2000)
+    options = dict(player._options(view, beliefs, positions, weights))
+    return options[ORDAGO] - options[Action(ActionKind.PASO)]
+
+
+def test_a_bluffed_ordago_is_worth_less_against_callers_seen_calling_with_poor_hands() -> None:
+    poor = _code_at(Lance.GRANDE, 0.2, 0.4)
+    good = _code_at(Lance.GRANDE, 0.92, 0.95)
+    loose = [PublicAnswer(seat, Lance.GRANDE, 0, True, poor) for seat in (1, 3) for _ in range(2)]
+    tight = [PublicAnswer(seat, Lance.GRANDE, 0, False, good) for seat in (1, 3) for _ in range(3)]
+    assert _ordago_value(loose) < _ordago_value([]) < _ordago_value(tight)
