@@ -8,6 +8,7 @@ construction. The JSON carries a schema version.
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
@@ -46,8 +47,10 @@ def pack_answer(answer: PublicAnswer) -> int:
     return packed * 2 + int(answer.accepted)
 
 
+@lru_cache(maxsize=65536)
 def unpack_answer(packed: int) -> PublicAnswer:
-    """The answer saved by :func:`pack_answer`."""
+    """The answer saved by :func:`pack_answer` (cached: a table loads the same answers on every move, and
+    the answers are immutable)."""
     packed, accepted = divmod(packed, 2)
     packed, stake = divmod(packed, _STAKES)
     packed, lance = divmod(packed, len(_LANCES))

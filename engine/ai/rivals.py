@@ -129,7 +129,9 @@ def _weigh(rows: tuple[tuple[int, int, int, bool], ...]) -> dict[int, tuple[floa
     """:func:`_posteriors` of ``(seat, lance and stake cell, shown code, accepted)`` rows (cached: every
     decision of a hand reads the same record). Callers must not change the result."""
     seats, bases, codes, accepted = zip(*rows, strict=True)
-    positions = INDEX[np.array(codes, dtype=np.int64)]
+    shown = np.array(codes, dtype=np.int64)
+    # a code that is no four-card hand (a damaged save) teaches nothing
+    positions = np.where(shown < len(INDEX), INDEX[np.minimum(shown, len(INDEX) - 1)], -1)
     cells = np.array(bases, dtype=np.int64) * N_CODES + np.maximum(positions, 0)
     log_accept, log_refuse = _log_answers()
     log = np.where(np.array(accepted, dtype=bool), log_accept[:, cells], log_refuse[:, cells])

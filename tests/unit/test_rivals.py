@@ -164,3 +164,8 @@ def test_a_bluffed_ordago_is_worth_less_against_callers_seen_calling_with_poor_h
     loose = [PublicAnswer(seat, Lance.GRANDE, 0, True, poor) for seat in (1, 3) for _ in range(2)]
     tight = [PublicAnswer(seat, Lance.GRANDE, 0, False, good) for seat in (1, 3) for _ in range(3)]
     assert _ordago_value(loose) < _ordago_value([]) < _ordago_value(tight)
+
+
+def test_a_shown_code_that_is_no_hand_teaches_nothing() -> None:
+    bogus = [PublicAnswer(1, Lance.GRANDE, 0, True, 4 * 5**7 + 99), PublicAnswer(1, Lance.GRANDE, 0, True, 7)]
+    assert _view_with(bogus).weights[1] == PRIOR
