@@ -63,6 +63,7 @@ _LOG_SHARE: Floats = _log_share()
 _ONES8: Floats = np.ones(8)
 _ROW_OFFSETS: Floats = np.arange(3.0)[:, None]
 _ROW_STARTS: Ints = np.arange(3)[:, None] * len(CODE)
+_COUNTS5: Ints = COUNTS * 5
 
 
 def sigmoid(x: float) -> float:
@@ -217,15 +218,14 @@ class Beliefs:
         cdf = np.array([self._distribution(seat, prior) for seat in self.others]).cumsum(axis=1)
         cdf = cdf / cdf[:, -1:] + _ROW_OFFSETS
         found = cdf.ravel().searchsorted((generator.random((3, n)) + _ROW_OFFSETS).ravel(), side="right")
-        found = found.reshape(3, n) - _ROW_STARTS
-        positions[:, self.others] = np.minimum(found, len(CODE) - 1).T
+        found = np.minimum(found.reshape(3, n) - _ROW_STARTS, len(CODE) - 1)
+        positions[:, self.others] = found.T
         # The three hands were drawn independently: weigh each joint draw by the ways the cards really
         # split among them, relative to the independent draws: per rank C(u - a, b) / C(u, b) for the
         # second hand and C(u - a - b, c) / C(u, c) for the third (zero when the cards are not there).
-        base = self._unseen_rows
-        a, b, c = (COUNTS[positions[:, s]] for s in self.others)
-        ab = a + b
-        log = _LOG_SHARE[base + a * 5 + b] + _LOG_SHARE[base + ab * 5 + c]
+        a5 = _COUNTS5[found[0]] + self._unseen_rows
+        b, c = COUNTS[found[1]], COUNTS[found[2]]
+        log = _LOG_SHARE[a5 + b] + _LOG_SHARE[a5 + _COUNTS5[found[1]] + c]
         weights: Floats = np.exp(log @ _ONES8)
         return positions, weights
 

@@ -169,3 +169,18 @@ def test_a_bluffed_ordago_is_worth_less_against_callers_seen_calling_with_poor_h
 def test_a_shown_code_that_is_no_hand_teaches_nothing() -> None:
     bogus = [PublicAnswer(1, Lance.GRANDE, 0, True, 4 * 5**7 + 99), PublicAnswer(1, Lance.GRANDE, 0, True, 7)]
     assert _view_with(bogus).weights[1] == PRIOR
+
+
+def test_answers_of_a_hand_won_by_a_deje_show_no_hand() -> None:
+    hands = [parse_cards(h.split()) for h in DEAL]
+    used = {c for h in hands for c in h}
+    hand = Hand(mano=0, hands=hands, deck=[c for c in FULL_DECK if c not in used], scores=(39, 0))
+    hand.act(0, NO_MUS)
+    hand.act(0, envido(2))
+    hand.act(1, NO_QUIERO)
+    hand.act(3, NO_QUIERO)  # the deje reaches 40: the game is won and nobody shows a card
+    assert hand.over and not hand.shown
+    assert answers_of(hand) == (
+        PublicAnswer(1, Lance.GRANDE, 2, False, -1),
+        PublicAnswer(3, Lance.GRANDE, 2, False, -1),
+    )
