@@ -715,6 +715,21 @@ class Run:
                 return message
         return None
 
+    def last_calls(self, group: Group, count: int = 12) -> list[str]:
+        """The group's last calls (what left a screen behind): method, message, first line, buttons."""
+        lines = []
+        for call in self.tg.calls(chat_id=group.chat.id)[-count:]:
+            params = call.params if isinstance(call.params, dict) else {}
+            markup = params.get("reply_markup")
+            rows = (markup or {}).get("inline_keyboard", []) if isinstance(markup, dict) else []
+            first = str(params.get("text", "")).split("\n")[0][:50]
+            kept = "ok" if call.ok else f"{call.status}"
+            lines.append(
+                f"{call.time:.3f} {call.method} msg={params.get('message_id', '-')} {kept} "
+                f"buttons={sum(len(r) for r in rows)} {first!r}"
+            )
+        return lines
+
     async def screens_behind(self) -> tuple[int, int]:
         """After the lanes drained: (group screens not showing the stored hand and turn, tables checked)."""
         behind = checked = 0
@@ -742,6 +757,7 @@ class Run:
                 self.behind_examples.append(
                     f"{table_id}: stored v{loaded[0]} turn {step or 'discards'}, screen shows {shown}"
                 )
+                self.behind_examples.extend(f"        {line}" for line in self.last_calls(group))
         return behind, checked
 
     async def hands_dealt(self) -> int:
@@ -885,7 +901,7 @@ def print_details(result: Result) -> None:
         print(
             f"    --check-screens: lanes drained {result.drain_seconds:.1f} s after the last press; then "
             f"group screens not showing the stored hand and turn: {result.behind} of {result.checked}"
-            + "".join(f"\n      {example}" for example in result.behind_examples[:2])
+            + "".join(f"\n      {example}" for example in result.behind_examples[:30])
         )
     print(
         f"    calls rejected by the fake server: {sum(result.rejected.values())}"

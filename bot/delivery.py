@@ -80,6 +80,18 @@ class _Pending:
     reshow: bool = False
     """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
 
+    @property
+    def sends(self) -> bool:
+        """A view to send (not a strip, not a check): a newer view of its slot may take its place."""
+        return self.strip is None and not self.check
+
+    def take(self, newer: OutMessage) -> None:
+        """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
+        for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
+        new message" if this one asked for it."""
+        self.message = replace(newer, fresh=self.message.fresh or newer.fresh)
+        self.reshow = False
+
 
 @dataclass
 class _Lane:
@@ -182,8 +194,8 @@ class Delivery:
             return
         self._latest[(chat_id, message.table, message.slot)] = message
         for pending in self._lane(chat_id).pending:
-            if pending.strip is None and _same_slot(pending.message, message):
-                pending.message = replace(message, fresh=pending.message.fresh)
+            if pending.sends and _same_slot(pending.message, message):
+                pending.take(message)
 
     def shown_by_adapter(self, message: OutMessage) -> None:
         """The adapter made the slot's message show ``message`` itself (an interaction's update).
@@ -206,11 +218,11 @@ class Delivery:
                 self._wake(lane)
             return
         self._shown.pop(key, None)
-        if not any(p.strip is None and _same_slot(p.message, message) for p in lane.pending):
+        if not any(p.sends and _same_slot(p.message, message) for p in lane.pending):
             lane.pending.append(_Pending(replace(latest, fresh=False), force=True))
         else:
             for pending in lane.pending:
-                if pending.strip is None and _same_slot(pending.message, message):
+                if pending.sends and _same_slot(pending.message, message):
                     pending.force = True
         self._wake(lane)
 
@@ -228,7 +240,12 @@ class Delivery:
             known = await self._known(chat_id, message)
             if _versioned(message):
                 await self.surfaces.offer(
-                    message.table, chat_id, message.slot, message.version, message.to_json()
+                    message.table,
+                    chat_id,
+                    message.slot,
+                    message.version,
+                    message.to_json(),
+                    since=message.since,
                 )
             if await self._record_sent(lane, message, message_id, known):
                 await self._after_call(lane, message, message_id)
@@ -282,9 +299,8 @@ class Delivery:
     def _enqueue(self, lane: _Lane, message: OutMessage) -> None:
         if message.slot in COALESCING_SLOTS and not message.fresh:
             for pending in reversed(lane.pending):
-                if pending.strip is None and _same_slot(pending.message, message):
-                    # Newest state wins; keep "post a new message" if the pending one asked for it.
-                    pending.message = replace(message, fresh=pending.message.fresh)
+                if pending.sends and _same_slot(pending.message, message):
+                    pending.take(message)  # newest state wins
                     return
         if message.slot not in COALESCING_SLOTS:
             # Answers and notices: the same one twice in a queue says nothing more, and a lane holds a
@@ -359,7 +375,7 @@ class Delivery:
             metrics.RATE_LIMITED.labels(self.platform).inc()
             metrics.RETRY_AFTER.labels(self.platform).inc(exc.retry_after)
             item.attempts += 1
-            newer = any(p.strip is None and _same_slot(p.message, message) for p in lane.pending)
+            newer = any(p.sends and _same_slot(p.message, message) for p in lane.pending)
             # Put it back unless a newer state of the same slot is already waiting (latest state wins).
             coalescing = message.slot in COALESCING_SLOTS
             if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
@@ -405,10 +421,18 @@ class Delivery:
             log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
         return None
 
-    def _remember(self, key: tuple[str, str, str], content: tuple[str, object], version: int) -> None:
+    def _remember(
+        self,
+        key: tuple[str, str, str],
+        content: tuple[str, object],
+        version: int,
+        message_id: str | None = None,
+    ) -> None:
         if len(self._shown) >= _SHOWN_CAP:
             self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
-        self._shown[key] = _Shown(content, version)
+        if message_id is None and (previous := self._shown.get(key)) is not None:
+            message_id = previous.message_id
+        self._shown[key] = _Shown(content, version, message_id)
 
     async def _known(self, chat_id: str, message: OutMessage) -> str | None:
         """The message that shows the view's slot now, if the slot is one that messages are kept for."""
@@ -428,8 +452,9 @@ class Delivery:
             known = await self._known(chat_id, message)
             post = message.fresh or known is None
         else:
-            # Other workers may show this slot too: only a view at least as new as theirs goes out, and one
-            # that shows what the newest offered shows is left to the worker that offered it (it shows it).
+            # Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
+            # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
+            # worker that offered it (it shows it).
             shares = not (item.force or item.reshow or message.fresh)
             offer = await self.surfaces.offer(
                 message.table,
@@ -437,18 +462,22 @@ class Delivery:
                 message.slot,
                 message.version,
                 message.to_json(),
+                since=message.since,
                 digest=_digest(message) if shares else "",
             )
             if offer.same and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
                 return
-            if not offer.accepted and not offer.same:
+            known = offer.message_id
+            older = message.since < offer.current
+            if (not offer.accepted and not offer.same) or (known is None and older):
+                # A newer view of its epoch came, or its epoch's message was never posted and a newer
+                # hand's is on screen: nothing to draw.
                 self.stats["superseded"] += 1
                 return
-            known = offer.message_id
-            # A new message when the view asks for one, or when the slot's message is of an earlier epoch
-            # (another worker's view of a new hand got here first: the last hand's message keeps its story).
-            post = message.fresh or known is None or message.since > offer.posted
+            # A new message begins each epoch (a new hand, new cards), posted by whichever worker draws
+            # it first; a fresh view of the newest epoch posts it again (the table posted at the bottom).
+            post = known is None or (message.fresh and not older)
             if item.reshow and post:
                 return  # the worker whose view begins a new message posts it; this one only edits
             # Unchanged since this worker showed it, and no other worker showed anything since: no call.
@@ -463,11 +492,12 @@ class Delivery:
                 self.stats["edit"] += 1
             except NotModified:
                 self.stats["not_modified"] += 1
-            except MessageGone:
-                await self.surfaces.forget(message.table, chat_id, message.slot)  # deleted: post it again
+            except MessageGone:  # deleted: post it again
+                since = message.since if _versioned(message) else None
+                await self.surfaces.forget(message.table, chat_id, message.slot, since)
                 known = None
             if known is not None:
-                self._remember(shown_key, content, message.version)
+                self._remember(shown_key, content, message.version, known)
                 await self._after_call(lane, message, known)
                 return
         sent = await self.transport.send(chat_id, message)
@@ -479,7 +509,12 @@ class Delivery:
         """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
         show the newest again if another worker had a newer one (this one may have gone over it)."""
         offer = await self.surfaces.offer(
-            message.table, lane.chat_id, message.slot, message.version, message.to_json()
+            message.table,
+            lane.chat_id,
+            message.slot,
+            message.version,
+            message.to_json(),
+            since=message.since,
         )
         if offer.message_id is not None:
             await self._after_call(lane, message, offer.message_id)
@@ -490,8 +525,11 @@ class Delivery:
         and if another worker made a new message show the slot, this one loses its buttons."""
         if not _versioned(message):
             return
-        newest = await self.surfaces.newest(message.table, lane.chat_id, message.slot)
-        if newest.message_id is not None and newest.message_id != message_id:
+        newest = await self.surfaces.newest(message.table, lane.chat_id, message.slot, message.since)
+        # Another worker's message is this epoch's, or a newer hand's is on screen: this one keeps no
+        # buttons (an edit of it may have landed after they were removed).
+        elsewhere = newest.message_id is not None and newest.message_id != message_id
+        if message.buttons and (elsewhere or newest.current > message.since):
             lane.pending.insert(0, _Pending(message, strip=message_id))
         if newest.version > message.version and newest.view is not None:
             try:
@@ -522,17 +560,18 @@ class Delivery:
                 # What the slot showed when the record was made (another worker may have posted since the
                 # offer): that one is superseded now, or this one is.
                 taken, replaced = recorded
-                shown = None if replaced != known else shown
             else:
                 await self.surfaces.set(message.table, chat_id, message.slot, sent)
         superseded: str | None = None
         if not taken:
             superseded = sent if message.buttons else None
         elif replaced is not None and replaced != sent:
-            # A new message supersedes the slot's current one: its buttons go, unless it surely has none.
-            superseded = replaced if shown is None or shown.content[1] else None
+            # A new message supersedes the slot's current one: its buttons go, unless it surely has none
+            # (this worker's cache says what it drew on that very message, without buttons).
+            bare = shown is not None and shown.message_id == replaced and not shown.content[1]
+            superseded = None if bare else replaced
         if taken and message.kept:
-            self._remember(shown_key, (message.text, message.buttons), message.version)
+            self._remember(shown_key, (message.text, message.buttons), message.version, sent)
         if superseded is not None:
             # The next call of this lane, paced like any other: the new message goes out first.
             lane.pending.insert(0, _Pending(message, strip=superseded))
@@ -542,7 +581,9 @@ class Delivery:
 
 
 def _same_slot(a: OutMessage, b: OutMessage) -> bool:
-    return a.slot == b.slot and a.table == b.table
+    """Views of one message: the same slot, and the same epoch (a new hand's view never takes the place of
+    the last hand's final one, which its own message must still show)."""
+    return a.slot == b.slot and a.table == b.table and a.since == b.since
 
 
 def _digest(message: OutMessage) -> str:
@@ -562,3 +603,5 @@ class _Shown:
 
     content: tuple[str, object]
     version: int
+    message_id: str | None = None
+    """The message it was shown on, when known."""

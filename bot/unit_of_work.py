@@ -258,14 +258,16 @@ _SLOTS_KEPT_PER_TABLE = 16
 def _stamped(
     messages: Iterable[OutMessage], version: int, table: TableState, *, begin: bool
 ) -> tuple[OutMessage, ...]:
-    """The views, each marked with the table version it shows and the version its slot's message began at,
-    so that workers delivering them at once keep the newest on screen. A fresh view (a new hand, new cards)
-    begins its slot's message at ``version``, for the views after it; with ``begin``, the table (about to be
-    written as ``version``) remembers that for the views of later commands."""
+    """The views, each marked with the table version it shows and the version its slot's message began at
+    (its epoch), so that workers delivering them at once keep the newest on screen. With ``begin`` — a
+    change, about to be written as ``version`` — a fresh view (a new hand, new cards) begins a new epoch at
+    ``version``, for the views after it, and the table remembers it for later commands. Without (nothing
+    changed), a fresh view is the same state posted again (``/newgame`` during a game): its epoch's message
+    moves to the bottom of the chat, and later views edit that one."""
     since = dict(table.since)
     stamped = []
     for message in messages:
-        if message.fresh and message.kept:
+        if begin and message.fresh and message.kept:
             since.pop(message.slot_key, None)
             since[message.slot_key] = version
         stamped.append(replace(message, version=version, since=since.get(message.slot_key, 0)))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from bot.store.redis_store import AnyRedis, unavailable_errors
@@ -44,33 +45,37 @@ class Offer(NamedTuple):
     """The answer to :meth:`SurfaceStore.offer`."""
 
     accepted: bool
-    """No newer view of the slot was offered before: this one is now the slot's newest."""
+    """No newer view of the slot's epoch was offered before: this one is now the epoch's newest."""
     previous: int
-    """The version offered before (0: none)."""
+    """The version offered before for that epoch (0: none)."""
     message_id: str | None = None
-    """The message that shows the slot (as :meth:`SurfaceStore.get` would answer)."""
-    posted: int = 0
-    """The epoch of that message: the ``since`` of the view that posted it (see :meth:`SurfaceStore.set`)."""
+    """The message of that epoch (``None``: not posted yet)."""
+    current: int = 0
+    """The slot's newest epoch: its message is the one with live buttons."""
     same: bool = False
-    """Not taken because the newest view offered shows the same (its ``digest``): its worker shows it."""
+    """Not taken because the epoch's newest view shows the same (its ``digest``): its worker shows it."""
 
 
 class Recorded(NamedTuple):
     """The answer to :meth:`SurfaceStore.record`."""
 
     taken: bool
-    """The message now shows the slot (else another worker's does, and this one is superseded)."""
+    """The message is its epoch's (else another worker posted that epoch's message first)."""
     replaced: str | None
-    """The message that showed the slot until then (taken), or that still shows it (not taken)."""
+    """Taken: the message it supersedes (the slot's until then; for an epoch older than the slot's
+    message, that epoch's). Not taken: the epoch's message, recorded first."""
 
 
 class Newest(NamedTuple):
-    """What a slot must show: its newest view offered, and the message that shows the slot."""
+    """What a message must show: its epoch's newest view offered, and the slot's newest epoch."""
 
     version: int
     view: str | None
     """The view as :meth:`bot.views.OutMessage.to_json` wrote it."""
     message_id: str | None
+    """The message of that epoch."""
+    current: int
+    """The slot's newest epoch."""
 
 
 class SurfaceStore(Protocol):
@@ -84,29 +89,30 @@ class SurfaceStore(Protocol):
         """Remember the message showing a slot."""
         ...
 
-    async def record(
-        self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
-    ) -> Recorded:
-        """Remember the message just posted for a slot, in place of ``replacing`` (what the slot showed when
-        the view was offered), for a view whose slot began at table version ``since`` (its epoch). Taken if
-        its epoch is newer than the remembered message's, or the same and that message is still
-        ``replacing`` — so of two workers posting at once the first, or the newer epoch's, stays."""
-        ...
-
-    async def forget(self, table: str, chat: str, slot: str) -> None:
-        """That message is gone (deleted): the next view posts a new one."""
+    async def forget(self, table: str, chat: str, slot: str, since: int | None = None) -> None:
+        """That message (of epoch ``since``, if it is known) is gone: the next view posts a new one."""
         ...
 
     async def offer(
-        self, table: str, chat: str, slot: str, version: int, view: str, *, digest: str = ""
+        self, table: str, chat: str, slot: str, version: int, view: str, *, since: int, digest: str = ""
     ) -> Offer:
-        """Make ``view`` (of table ``version``) the slot's newest, unless a newer version was offered — or,
-        with a ``digest`` of what it shows, unless the newest offered shows the same (then its worker,
-        which shows it, stays responsible for it)."""
+        """Make ``view`` (of table ``version``, of the slot's epoch ``since``) its epoch's newest, unless a
+        newer version of that epoch was offered — or, with a ``digest`` of what it shows, unless the newest
+        offered shows the same (then its worker, which shows it, stays responsible for it). Only the two
+        newest epochs of a slot are kept: a view of an older one is refused."""
         ...
 
-    async def newest(self, table: str, chat: str, slot: str) -> Newest:
-        """The slot's newest view offered and the message showing the slot."""
+    async def record(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
+    ) -> Recorded:
+        """Remember the message just posted for the slot's epoch ``since``, in place of ``replacing`` (the
+        epoch's message when the view was offered, if any). Taken unless another message of that epoch was
+        recorded first (of two workers posting at once, the first stays); it then shows the slot unless a
+        newer epoch's message does."""
+        ...
+
+    async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
+        """The newest view offered for the slot's epoch ``since``, its message, and the newest epoch."""
         ...
 
     async def pace(self, chat: str, interval: float) -> float:
@@ -122,37 +128,61 @@ class SurfaceStore(Protocol):
         ...
 
 
-# KEYS[1] the table's hash; ARGV: the slot's field, version, view, ttl, digest ('' for none). Returns 1 if
-# taken, 0 if a newer version was offered, 2 if the newest shows the same; the version offered before, the
-# message id (false: none) and its epoch.
+# The fields of a slot ``f`` (``{chat}:{slot}``) in the table's hash: ``f`` the message showing the slot and
+# ``f:p`` its epoch; ``f:e`` the newest epoch offered and ``f:e0`` the one before (the only two kept); for an
+# epoch ``e``, ``f@e:v`` its newest version offered, ``f@e:view`` that view, ``f@e:h`` its digest and
+# ``f@e:m`` the epoch's message.
+#
+# KEYS[1] the table's hash; ARGV: f, version, view, ttl, digest ('' for none), epoch. Returns 1 if taken, 0 if
+# not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the same; the
+# version offered before for the epoch, its message (false: none) and the newest epoch.
 _LUA_OFFER = """
-local f = ARGV[1]
-local previous = tonumber(redis.call('HGET', KEYS[1], f .. ':v') or '0')
-local shown = redis.call('HGET', KEYS[1], f)
-local posted = tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0')
-if tonumber(ARGV[2]) < previous then return {0, previous, shown, posted} end
-if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], f .. ':h') == ARGV[5] then
-  return {2, previous, shown, posted}
+local f, e = ARGV[1], tonumber(ARGV[6])
+local newest = tonumber(redis.call('HGET', KEYS[1], f .. ':e') or '-1')
+local older = tonumber(redis.call('HGET', KEYS[1], f .. ':e0') or '-1')
+if e > newest then
+  if older >= 0 then
+    local g0 = f .. '@' .. older
+    redis.call('HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m')
+  end
+  redis.call('HSET', KEYS[1], f .. ':e', e, f .. ':e0', newest)
+  newest = e
+elseif e ~= newest and e ~= older then
+  return {0, 0, false, newest}
 end
-redis.call('HSET', KEYS[1], f .. ':v', ARGV[2], f .. ':view', ARGV[3], f .. ':h', ARGV[5])
+local g = f .. '@' .. e
+local previous = tonumber(redis.call('HGET', KEYS[1], g .. ':v') or '0')
+local mine = redis.call('HGET', KEYS[1], g .. ':m')
+if tonumber(ARGV[2]) < previous then return {0, previous, mine, newest} end
+if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
+  return {2, previous, mine, newest}
+end
+redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-return {1, previous, shown, posted}
+return {1, previous, mine, newest}
 """
 
-# KEYS[1] the table's hash; ARGV: the slot's field, message id, epoch (-1: take it whatever the epoch), ttl,
-# the message it replaces ('' for none). Returns 1 if taken (else 0) and the message that showed the slot.
+# KEYS[1] the table's hash; ARGV: f, message id, epoch (-1: no epoch, just the slot's message), ttl, the
+# message it replaces ('' for none). Returns 1 if taken (else 0) and the message replaced: the slot's, or for
+# an epoch older than the slot's message, that epoch's (else the message that was recorded first).
 _LUA_RECORD = """
-local f = ARGV[1]
-local since = tonumber(ARGV[3])
+local f, e = ARGV[1], tonumber(ARGV[3])
 local current = redis.call('HGET', KEYS[1], f)
-if since >= 0 then
-  local posted = tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0')
-  local same = since == posted and current == ARGV[5]
-  if current and since <= posted and not same then return {0, current} end
+if e < 0 then
+  redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', 0)
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+  return {1, current}
 end
-redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', math.max(since, 0))
+local g = f .. '@' .. e
+local mine = redis.call('HGET', KEYS[1], g .. ':m')
+if mine and mine ~= ARGV[5] then return {0, mine} end
+redis.call('HSET', KEYS[1], g .. ':m', ARGV[2])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-return {1, current}
+if e >= tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0') then
+  redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', e)
+  return {1, current}
+end
+return {1, mine}
 """
 
 # KEYS[1] the chat's pacing key; ARGV[1] the interval in ms. Returns the wait in ms (Redis's clock, so every
@@ -198,10 +228,30 @@ class RedisSurfaces:
         with unavailable_errors():
             await self._record(keys=[key], args=[f"{local}:{slot}", message_id, -1, SURFACE_TTL, ""])
 
+    async def forget(self, table: str, chat: str, slot: str, since: int | None = None) -> None:
+        """Forget a deleted message."""
+        key, local = self._hash(table, chat)
+        fields = [f"{local}:{slot}", f"{local}:{slot}:p"]
+        if since is not None:
+            fields.append(f"{local}:{slot}@{since}:m")
+        with unavailable_errors():
+            await self._redis.hdel(key, *fields)
+
+    async def offer(
+        self, table: str, chat: str, slot: str, version: int, view: str, *, since: int, digest: str = ""
+    ) -> Offer:
+        """One script on the table's hash (the layout above)."""
+        key, local = self._hash(table, chat)
+        with unavailable_errors():
+            taken, previous, message_id, current = await self._offer(
+                keys=[key], args=[f"{local}:{slot}", version, view, SURFACE_TTL, digest, since]
+            )
+        return Offer(taken == 1, int(previous), _text(message_id), int(current), same=taken == 2)
+
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
     ) -> Recorded:
-        """One script: the message shows the slot unless another of its epoch, or a newer one, does."""
+        """One script on the table's hash (the layout above)."""
         key, local = self._hash(table, chat)
         with unavailable_errors():
             taken, current = await self._record(
@@ -209,31 +259,15 @@ class RedisSurfaces:
             )
         return Recorded(bool(taken), _text(current))
 
-    async def forget(self, table: str, chat: str, slot: str) -> None:
-        """Forget a deleted message."""
+    async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
+        """One read of the epoch's fields."""
         key, local = self._hash(table, chat)
+        g = f"{local}:{slot}@{since}"
         with unavailable_errors():
-            await self._redis.hdel(key, f"{local}:{slot}", f"{local}:{slot}:p")
-
-    async def offer(
-        self, table: str, chat: str, slot: str, version: int, view: str, *, digest: str = ""
-    ) -> Offer:
-        """One script: the view becomes the slot's newest unless a newer version, or the same view, is."""
-        key, local = self._hash(table, chat)
-        with unavailable_errors():
-            taken, previous, message_id, posted = await self._offer(
-                keys=[key], args=[f"{local}:{slot}", version, view, SURFACE_TTL, digest]
+            version, view, message_id, current = await self._redis.hmget(
+                key, [f"{g}:v", f"{g}:view", f"{g}:m", f"{local}:{slot}:e"]
             )
-        return Offer(taken == 1, int(previous), _text(message_id), int(posted), same=taken == 2)
-
-    async def newest(self, table: str, chat: str, slot: str) -> Newest:
-        """One read of the slot's three fields."""
-        key, local = self._hash(table, chat)
-        with unavailable_errors():
-            version, view, message_id = await self._redis.hmget(
-                key, [f"{local}:{slot}:v", f"{local}:{slot}:view", f"{local}:{slot}"]
-            )
-        return Newest(int(version or 0), _text(view), _text(message_id))
+        return Newest(int(version or 0), _text(view), _text(message_id), int(current or 0))
 
     async def pace(self, chat: str, interval: float) -> float:
         """Book the next call on Redis's clock (one script, shared by every worker)."""
@@ -260,63 +294,90 @@ class RedisSurfaces:
                 await self._redis.srem(key, local)
 
 
+@dataclass
+class _Epoch:
+    version: int = 0
+    view: str | None = None
+    digest: str = ""
+    message_id: str | None = None
+
+
+@dataclass
+class _Slot:
+    message_id: str | None = None
+    posted: int = 0
+    newest: int = -1
+    older: int = -1
+    epochs: dict[int, _Epoch] = field(default_factory=dict)
+
+
 class MemorySurfaces:
-    """In-process surfaces, for tests."""
+    """In-process surfaces, for tests (the same rules as the Redis scripts)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         """Empty; ``clock`` paces the chats."""
-        self.messages: dict[tuple[str, str, str], str] = {}
-        self.epochs: dict[tuple[str, str, str], int] = {}
-        self.views: dict[tuple[str, str, str], tuple[int, str, str]] = {}
+        self.slots: dict[tuple[str, str, str], _Slot] = {}
         self.users: set[str] = set()
         self.clock = clock
         self._next_call: dict[str, float] = {}
 
+    def _slot(self, table: str, chat: str, slot: str) -> _Slot:
+        return self.slots.setdefault((table, chat, slot), _Slot())
+
     async def get(self, table: str, chat: str, slot: str) -> str | None:
         """The message showing a slot."""
-        return self.messages.get((table, chat, slot))
+        return self._slot(table, chat, slot).message_id
 
     async def set(self, table: str, chat: str, slot: str, message_id: str) -> None:
         """Remember the message showing a slot."""
-        self.messages[(table, chat, slot)] = message_id
-        self.epochs[(table, chat, slot)] = 0
+        state = self._slot(table, chat, slot)
+        state.message_id, state.posted = message_id, 0
+
+    async def forget(self, table: str, chat: str, slot: str, since: int | None = None) -> None:
+        """Forget a deleted message."""
+        state = self._slot(table, chat, slot)
+        state.message_id, state.posted = None, 0
+        if since is not None and since in state.epochs:
+            state.epochs[since].message_id = None
+
+    async def offer(
+        self, table: str, chat: str, slot: str, version: int, view: str, *, since: int, digest: str = ""
+    ) -> Offer:
+        """The view becomes its epoch's newest unless a newer one (or the same view) is there."""
+        state = self._slot(table, chat, slot)
+        if since > state.newest:
+            state.epochs.pop(state.older, None)
+            state.older, state.newest = state.newest, since
+        elif since not in (state.newest, state.older):
+            return Offer(False, 0, None, state.newest)
+        epoch = state.epochs.setdefault(since, _Epoch())
+        if version < epoch.version:
+            return Offer(False, epoch.version, epoch.message_id, state.newest)
+        if digest and digest == epoch.digest:
+            return Offer(False, epoch.version, epoch.message_id, state.newest, same=True)
+        previous = epoch.version
+        epoch.version, epoch.view, epoch.digest = version, view, digest
+        return Offer(True, previous, epoch.message_id, state.newest)
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
     ) -> Recorded:
-        """The message shows the slot unless another of its epoch, or a newer one, does."""
-        key = (table, chat, slot)
-        current, posted = self.messages.get(key), self.epochs.get(key, 0)
-        same = since == posted and current == replacing
-        if current is not None and since <= posted and not same:
-            return Recorded(False, current)
-        self.messages[key] = message_id
-        self.epochs[key] = since
+        """The message is its epoch's unless another was recorded first."""
+        state = self._slot(table, chat, slot)
+        epoch = state.epochs.setdefault(since, _Epoch())
+        if epoch.message_id is not None and epoch.message_id != replacing:
+            return Recorded(False, epoch.message_id)
+        mine, epoch.message_id = epoch.message_id, message_id
+        if since < state.posted:
+            return Recorded(True, mine)
+        current, state.message_id, state.posted = state.message_id, message_id, since
         return Recorded(True, current)
 
-    async def forget(self, table: str, chat: str, slot: str) -> None:
-        """Forget a deleted message."""
-        self.messages.pop((table, chat, slot), None)
-        self.epochs.pop((table, chat, slot), None)
-
-    async def offer(
-        self, table: str, chat: str, slot: str, version: int, view: str, *, digest: str = ""
-    ) -> Offer:
-        """The view becomes the slot's newest unless a newer version (or the same view) is stored."""
-        key = (table, chat, slot)
-        previous, _, stored_digest = self.views.get(key, (0, "", ""))
-        shown, posted = self.messages.get(key), self.epochs.get(key, 0)
-        if version < previous:
-            return Offer(False, previous, shown, posted)
-        if digest and digest == stored_digest:
-            return Offer(False, previous, shown, posted, same=True)
-        self.views[key] = (version, view, digest)
-        return Offer(True, previous, shown, posted)
-
-    async def newest(self, table: str, chat: str, slot: str) -> Newest:
-        """The slot's newest view and its message."""
-        version, view, _ = self.views.get((table, chat, slot), (0, None, ""))
-        return Newest(version, view, self.messages.get((table, chat, slot)))
+    async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
+        """The epoch's newest view and message, and the newest epoch."""
+        state = self._slot(table, chat, slot)
+        epoch = state.epochs.get(since, _Epoch())
+        return Newest(epoch.version, epoch.view, epoch.message_id, max(state.newest, 0))
 
     async def pace(self, chat: str, interval: float) -> float:
         """Book the chat's next call."""

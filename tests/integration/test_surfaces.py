@@ -51,24 +51,72 @@ async def test_the_redis_layout_is_the_one_deployed_before(redis_client: AnyRedi
     assert 0 < await redis_client.ttl(f"{key_prefix}tg:surf:t0000009") <= 7 * 86400
 
 
-async def test_a_slot_keeps_its_newest_view_by_version(surfaces: SurfaceStore) -> None:
-    """Two workers offering views of one slot: the newest version stays, whatever the order of the offers."""
-    assert await surfaces.newest("t0000001", "tg:-100", "table") == (0, None, None)
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 5, '{"v":5}') == (True, 0, None, 0, False)
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7}') == (True, 5, None, 0, False)
-    await surfaces.set("t0000001", "tg:-100", "table", "41")
-    # The older one, late: refused, and the slot still has the newer (and says which message shows it).
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 6, '{"v":6}') == (False, 7, "41", 0, False)
+async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore) -> None:
+    """Workers offering views of one slot: each epoch (the hand, or cards, a message began at) keeps its
+    newest version, whatever the order of the offers; the two newest epochs are kept."""
+    t, chat = "t0000001", "tg:-100"
+    assert await surfaces.newest(t, chat, "table", 1) == (0, None, None, 0)
+    assert await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1) == (True, 0, None, 1, False)
+    assert await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1) == (True, 5, None, 1, False)
+    assert await surfaces.record(t, chat, "table", "41", since=1, replacing=None) == (True, None)
+    # The older one, late: refused, and the epoch still has the newer (and says which message shows it).
+    assert await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1) == (False, 7, "41", 1, False)
     # The same version again (a redraw) is taken.
-    assert await surfaces.offer("t0000001", "tg:-100", "table", 7, '{"v":7b}') == (True, 7, "41", 0, False)
-    assert await surfaces.newest("t0000001", "tg:-100", "table") == (7, '{"v":7b}', "41")
+    assert await surfaces.offer(t, chat, "table", 7, '{"v":7b}', since=1) == (True, 7, "41", 1, False)
+    assert await surfaces.newest(t, chat, "table", 1) == (7, '{"v":7b}', "41", 1)
+    # A new hand begins at 9: its views are its own, and the last hand's final view is still taken.
+    assert await surfaces.offer(t, chat, "table", 10, '{"v":10}', since=9) == (True, 0, None, 9, False)
+    assert await surfaces.offer(t, chat, "table", 9, '{"v":9}', since=1) == (True, 7, "41", 9, False)
+    assert await surfaces.newest(t, chat, "table", 9) == (10, '{"v":10}', None, 9)
+    # A third hand: the first one is forgotten (a view of it is refused), the second is kept.
+    assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20)).accepted
+    assert await surfaces.offer(t, chat, "table", 21, "{}", since=1) == (False, 0, None, 20, False)
+    assert (await surfaces.offer(t, chat, "table", 19, "{}", since=9)).accepted
     # Other slots, chats and platforms are apart.
-    assert (await surfaces.newest("t0000001", "tg:-100", "lobby")).version == 0
-    assert (await surfaces.newest("t0000001", "dc:-100", "table")).version == 0
-    assert await surfaces.offer("t0000001", "tg:7", "hand", 1, "{}") == (True, 0, None, 0, False)
-    # Forgetting a deleted message keeps the newest view (the next call posts it again).
-    await surfaces.forget("t0000001", "tg:-100", "table")
-    assert await surfaces.newest("t0000001", "tg:-100", "table") == (7, '{"v":7b}', None)
+    assert (await surfaces.newest(t, chat, "lobby", 1)).version == 0
+    assert (await surfaces.newest(t, "dc:-100", "table", 1)).version == 0
+    assert (await surfaces.offer(t, "tg:7", "hand", 1, "{}", since=1)).accepted
+
+
+async def test_the_first_message_of_a_hand_stays_and_shows_the_slot(surfaces: SurfaceStore) -> None:
+    """Two workers posting a hand's message at once: the first recorded is the hand's, the other is told
+    which one won; the newest hand's message shows the slot; a message posted again over the hand's own
+    (the table posted at the bottom) replaces it; a deleted one is forgotten."""
+    t, chat = "t0000001", "tg:-100"
+    assert await surfaces.record(t, chat, "table", "40", since=1, replacing=None) == (True, None)
+    assert await surfaces.record(t, chat, "table", "50", since=10, replacing=None) == (True, "40")
+    assert await surfaces.record(t, chat, "table", "51", since=10, replacing=None) == (False, "50")
+    assert await surfaces.get(t, chat, "table") == "50"
+    assert (await surfaces.offer(t, chat, "table", 11, "{}", since=10)).message_id == "50"
+    # An older hand's message (posted late): its hand's, never the slot's.
+    assert await surfaces.record(t, chat, "table", "45", since=5, replacing=None) == (True, None)
+    assert await surfaces.get(t, chat, "table") == "50"
+    # Posted again over the hand's own message: taken, and says what it replaced.
+    assert await surfaces.record(t, chat, "table", "52", since=10, replacing="50") == (True, "50")
+    assert await surfaces.get(t, chat, "table") == "52"
+    assert (await surfaces.offer(t, chat, "table", 12, "{}", since=10)).message_id == "52"
+    await surfaces.forget(t, chat, "table", 10)
+    assert await surfaces.get(t, chat, "table") is None
+    assert (await surfaces.offer(t, chat, "table", 13, "{}", since=10)).message_id is None
+    # ``set`` (a message of no epoch: views that know no table version) always shows the slot.
+    await surfaces.set(t, chat, "table", "60")
+    assert await surfaces.get(t, chat, "table") == "60"
+
+
+async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(surfaces: SurfaceStore) -> None:
+    """With a digest of what it shows, a newer view identical to its epoch's newest is not taken (that one's
+    worker shows it; taking this one would make that worker drop it as superseded)."""
+    t, user = "t0000001", "tg:7"
+    assert (await surfaces.offer(t, user, "hand", 5, '{"a":5}', since=3, digest="aaaa")).accepted
+    same = await surfaces.offer(t, user, "hand", 6, '{"a":6}', since=3, digest="aaaa")
+    assert same == (False, 5, None, 3, True)
+    assert await surfaces.newest(t, user, "hand", 3) == (5, '{"a":5}', None, 3)
+    # Older than the newest: superseded, whatever it shows; something else, or no digest: taken.
+    older = await surfaces.offer(t, user, "hand", 4, "{}", since=3, digest="aaaa")
+    assert not older.accepted and not older.same
+    assert (await surfaces.offer(t, user, "hand", 7, '{"b":7}', since=3, digest="bbbb")).accepted
+    assert (await surfaces.offer(t, user, "hand", 8, '{"b":8}', since=3)).accepted
+    assert (await surfaces.offer(t, user, "hand", 9, '{"b":9}', since=3, digest="bbbb")).accepted
 
 
 async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
@@ -78,42 +126,3 @@ async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
     assert 0.4 < waits[1] <= 0.5 and 0.9 < waits[2] <= 1.0, waits
     assert await surfaces.pace("tg:-200", 0.5) < 0.05
     assert await surfaces.pace("dc:-100", 0.5) < 0.05
-
-
-async def test_a_message_of_a_newer_epoch_is_not_replaced_by_an_older_one(surfaces: SurfaceStore) -> None:
-    """Two workers posting a slot's message at once (a new hand's table, begun at version 10, and a later
-    view of it): the first message of the newest epoch stays, and each answer says which message it
-    replaced or lost to; ``set`` (a message of no epoch) is always taken."""
-    t, chat = "t0000001", "tg:-100"
-    assert await surfaces.record(t, chat, "table", "40", since=1, replacing=None) == (True, None)
-    assert await surfaces.record(t, chat, "table", "50", since=10, replacing="40") == (True, "40")
-    assert (await surfaces.offer(t, chat, "table", 11, "{}")).posted == 10
-    # An older epoch, or the same one posted over the same old message by a second worker: refused.
-    assert await surfaces.record(t, chat, "table", "49", since=3, replacing="40") == (False, "50")
-    assert await surfaces.record(t, chat, "table", "51", since=10, replacing="40") == (False, "50")
-    assert await surfaces.get(t, chat, "table") == "50"
-    # The same epoch posted again over the message now showing it (the table posted again): taken; a newer
-    # epoch is taken whatever it thought it replaced (it says what it did replace).
-    assert await surfaces.record(t, chat, "table", "52", since=10, replacing="50") == (True, "50")
-    assert await surfaces.record(t, chat, "table", "53", since=12, replacing="40") == (True, "52")
-    assert await surfaces.get(t, chat, "table") == "53"
-    await surfaces.set(t, chat, "table", "54")
-    assert (await surfaces.offer(t, chat, "table", 12, "{}")).posted == 0
-    await surfaces.record(t, chat, "table", "55", since=14, replacing="54")
-    await surfaces.forget(t, chat, "table")
-    assert (await surfaces.offer(t, chat, "table", 15, "{}"))[2:4] == (None, 0)
-    assert (await surfaces.record(t, chat, "table", "56", since=2, replacing="55")).taken  # nothing shows it
-
-
-async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(surfaces: SurfaceStore) -> None:
-    """With a digest of what it shows, a newer view identical to the newest offered is not taken (that one's
-    worker shows it; taking this one would make that worker drop it as superseded)."""
-    assert (await surfaces.offer("t0000001", "tg:7", "hand", 5, '{"a":5}', digest="aaaa")).accepted
-    same = await surfaces.offer("t0000001", "tg:7", "hand", 6, '{"a":6}', digest="aaaa")
-    assert same == (False, 5, None, 0, True)
-    assert await surfaces.newest("t0000001", "tg:7", "hand") == (5, '{"a":5}', None)
-    # Older than the newest: superseded, whatever it shows; something else, or no digest: taken.
-    assert (await surfaces.offer("t0000001", "tg:7", "hand", 4, "{}", digest="aaaa"))[0::4] == (False, False)
-    assert (await surfaces.offer("t0000001", "tg:7", "hand", 7, '{"b":7}', digest="bbbb")).accepted
-    assert (await surfaces.offer("t0000001", "tg:7", "hand", 8, '{"b":8}')).accepted
-    assert (await surfaces.offer("t0000001", "tg:7", "hand", 9, '{"b":9}', digest="bbbb")).accepted

@@ -256,21 +256,28 @@ class Jittery(WorkerTransport):
         await self._jitter()
 
 
-@pytest.mark.parametrize("seed", range(40))
-async def test_three_workers_with_calls_crossing_end_on_the_newest_with_every_hand_kept(seed: int) -> None:
+@pytest.mark.parametrize("interval", [0.0, 0.002])
+@pytest.mark.parametrize("seed", range(30))
+async def test_three_workers_with_calls_crossing_end_on_the_newest_with_every_hand_kept(
+    seed: int, interval: float
+) -> None:
     """Random hands and moves, each version delivered by a random one of three workers whose calls take
-    random times: the chat ends with one live keyboard, on the newest version, and no message ever shows a
-    hand other than the one it was posted for."""
+    random times: the chat ends with one live keyboard, on the newest version; no message ever shows a
+    hand other than the one it was posted for; the last hand's message ends on its last state. With
+    pacing, views wait in the lanes and coalesce (also into another worker's view queued to be shown
+    again)."""
     rng = random.Random(seed)
     chat, surfaces, posted_for = Chat(), MemorySurfaces(), {}
-    workers = [Delivery(Jittery(chat, rng, posted_for), surfaces, min_interval=0) for _ in range(3)]
-    hand, since = 1, 1
+    workers = [Delivery(Jittery(chat, rng, posted_for), surfaces, min_interval=interval) for _ in range(3)]
+    hand, since, previous_since = 1, 1, 0
+    last_of: dict[str, str] = {}
     for version in range(1, 40):
         fresh = version == 1 or rng.random() < 0.15
         if fresh and version > 1:
-            hand, since = hand + 1, version
+            hand, since, previous_since = hand + 1, version, since
         buttons = ((Button("Paso", f"{TABLE}.{hand}-{version}.paso"),),)
         text = f"hand {hand}: version {version}"
+        last_of[f"hand {hand}"] = text
         message = OutMessage(
             slot="table", text=text, chat=GROUP, buttons=buttons, fresh=fresh, table=TABLE, version=version
         )
@@ -280,3 +287,46 @@ async def test_three_workers_with_calls_crossing_end_on_the_newest_with_every_ha
         await asyncio.gather(*(worker.flush() for worker in workers))
     assert chat.live() == [f"hand {hand}: version 39"], chat.messages
     assert all(text.split(":")[0] == posted_for[i] for i, (text, _) in chat.messages.items()), chat.messages
+    # The last hand's message ends on its last state: its story (older hands are no longer drawn; a second
+    # message a worker posted for a hand at the same moment as another keeps the state it was posted with,
+    # without buttons).
+    if previous_since:
+        kept = await surfaces.newest(TABLE, GROUP, "table", previous_since)
+        if kept.message_id is not None:
+            assert chat.messages[kept.message_id][0] == last_of[f"hand {hand - 1}"], chat.messages
+
+
+async def test_a_workers_own_view_that_takes_the_place_of_one_shown_again_still_begins_its_hand() -> None:
+    """A view this worker queued to show again for another worker (an edit only) is replaced, in its lane,
+    by the worker's own newer view of a new hand: that one must still post the new hand's message (it once
+    inherited "edit only", and the hand never appeared)."""
+    chat, (a, a_calls), (b, b_calls) = await two_workers()
+    a.deliver([view(1, "hand 1: Ane's turn", fresh=True)])
+    await a.flush()
+    # A's edit of version 2 lands after B's version 3: A queues version 3 to be shown again...
+    gate = a_calls.hold()
+    a.deliver([view(2, "hand 1: Iker's turn")])
+    await a_calls.in_flight.wait()
+    b.deliver([view(3, "hand 1 over")])
+    await b.flush()
+    a.min_interval = 0.2  # ...and it waits for the chat's pacing
+    gate.set()
+    lane = a._lanes[GROUP]
+    for _ in range(100):
+        if any(p.reshow for p in lane.pending):
+            break
+        await asyncio.sleep(0.005)
+    else:
+        raise AssertionError("worker A queued nothing to show again")
+    # B deals hand 2 (a new message) behind a slow call; A's own version 5 of hand 2 joins A's queued view.
+    b_gate = b_calls.hold()
+    b.deliver([OutMessage(slot="notice", text="Hand over.", chat=GROUP, fresh=True)])
+    await b_calls.in_flight.wait()
+    b.deliver([view(4, "hand 2: Maite's turn", fresh=True)])
+    a.deliver([view(5, "hand 2: Maite: mus · Nerea's turn", since=4)])
+    await a.flush()
+    b_gate.set()
+    await b.flush()
+    await a.flush()
+    assert chat.live() == ["hand 2: Maite: mus · Nerea's turn"], chat.messages
+    assert next(iter(chat.messages.values()))[0] == "hand 1 over"
