@@ -153,7 +153,7 @@ def _stack(lance_index: int, bet: int, committed: bool, pressed: bool) -> Floats
     return stack
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)  # up to 5 x 13 KB each: the few stake sets of openings and answers are hot
 def _stacks(lance_index: int, bets: tuple[int, ...], committed: bool, pressed: bool) -> Floats:
     """:func:`_stack` for several stakes: shape ``(stakes, types, codes)``."""
     stacks: Floats = np.stack([_stack(lance_index, bet, committed, pressed) for bet in bets])
