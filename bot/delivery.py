@@ -12,7 +12,9 @@ cards after the discards, a table posted again): the old message loses its butto
 lane, so that a chat never shows two live keyboards for one slot — unless the cache of what each slot shows
 proves the old one had none.
 
-The platform is a :class:`~bot.transport.Transport` (send, edit, clear the buttons) whose failures are
+Each call is made by a :class:`~bot.drawing.Drawer`, which keeps several workers drawing one table on its
+newest state (views carry their table version; see :mod:`bot.drawing`). The platform is a
+:class:`~bot.transport.Transport` (send, edit, clear the buttons) whose failures are
 typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
 newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
 their private views without affecting the table; other refusals are logged and the view dropped. (The
@@ -23,13 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot import metrics
+from bot.drawing import Drawer, Pending, same_slot, versioned
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
 from bot.transport import (
@@ -68,35 +70,9 @@ _SHOWN_CAP = 50_000
 
 
 @dataclass
-class _Pending:
-    message: OutMessage
-    attempts: int = 0
-    strip: str | None = None
-    """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
-    force: bool = False
-    """Send even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
-    check: bool = False
-    """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
-    reshow: bool = False
-    """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
-
-    @property
-    def sends(self) -> bool:
-        """A view to send (not a strip, not a check): a newer view of its slot may take its place."""
-        return self.strip is None and not self.check
-
-    def take(self, newer: OutMessage) -> None:
-        """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
-        for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
-        new message" if this one asked for it."""
-        self.message = replace(newer, fresh=self.message.fresh or newer.fresh)
-        self.reshow = False
-
-
-@dataclass
 class _Lane:
     chat_id: str
-    pending: list[_Pending] = field(default_factory=list)
+    pending: list[Pending] = field(default_factory=list)
     last_call: float = -1e9
     worker: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
@@ -139,8 +115,6 @@ class Delivery:
         self.max_attempts = max_attempts
         self._lanes: dict[str, _Lane] = {}
         self._evict_at = LANES_BEFORE_SWEEP
-        # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
-        self._shown: dict[tuple[str, str, str], _Shown] = {}
         # The newest view queued for each kept slot: what the slot must end up showing.
         self._latest: dict[tuple[str, str, str], OutMessage] = {}
         self.stats: dict[str, int] = {
@@ -156,6 +130,8 @@ class Delivery:
             "superseded": 0,
             "reshown": 0,
         }
+        self.drawer = Drawer(transport, surfaces, self.stats)
+        """Draws each view on its slot's message (and remembers what it drew)."""
 
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is on this delivery's platform."""
@@ -181,7 +157,7 @@ class Delivery:
         if chat_id is None:
             return None
         try:
-            return await self._known(chat_id, message)
+            return await self.drawer.known(chat_id, message)
         except StoreUnavailable:
             return None
 
@@ -194,7 +170,7 @@ class Delivery:
             return
         self._latest[(chat_id, message.table, message.slot)] = message
         for pending in self._lane(chat_id).pending:
-            if pending.sends and _same_slot(pending.message, message):
+            if pending.sends and same_slot(pending.message, message):
                 pending.take(message)
 
     def shown_by_adapter(self, message: OutMessage) -> None:
@@ -211,18 +187,18 @@ class Delivery:
         lane = self._lane(chat_id)
         latest = self._latest.get(key)
         if latest is None or (latest.text, latest.buttons) == content:
-            self._remember(key, content, message.version)
+            self.drawer.remember(key, content, message.version)
             if message.version > 0:
                 # Another worker may hold a newer view of this slot: the lane checks, with no call to pay.
-                lane.pending.insert(0, _Pending(message, check=True))
+                lane.pending.insert(0, Pending(message, check=True))
                 self._wake(lane)
             return
-        self._shown.pop(key, None)
-        if not any(p.sends and _same_slot(p.message, message) for p in lane.pending):
-            lane.pending.append(_Pending(replace(latest, fresh=False), force=True))
+        self.drawer.forget(key)
+        if not any(p.sends and same_slot(p.message, message) for p in lane.pending):
+            lane.pending.append(Pending(replace(latest, fresh=False), force=True))
         else:
             for pending in lane.pending:
-                if pending.sends and _same_slot(pending.message, message):
+                if pending.sends and same_slot(pending.message, message):
                     pending.force = True
         self._wake(lane)
 
@@ -237,8 +213,8 @@ class Delivery:
             return
         lane = self._lane(chat_id)
         try:
-            known = await self._known(chat_id, message)
-            if _versioned(message):
+            known = await self.drawer.known(chat_id, message)
+            if versioned(message):
                 await self.surfaces.offer(
                     message.table,
                     chat_id,
@@ -247,8 +223,8 @@ class Delivery:
                     message.to_json(),
                     since=message.since,
                 )
-            if await self._record_sent(lane, message, message_id, known):
-                await self._after_call(lane, message, message_id)
+            if await self.drawer.record_sent(chat_id, lane.pending, message, message_id, known):
+                await self.drawer.after_call(chat_id, lane.pending, message, message_id)
         except StoreUnavailable:
             log.warning("surfaces store unavailable; a reply's message id was not kept")
         self._wake(lane)
@@ -260,7 +236,7 @@ class Delivery:
         if chat_id is None or message.fresh:
             return True
         try:
-            return await self._known(chat_id, message) is None
+            return await self.drawer.known(chat_id, message) is None
         except StoreUnavailable:
             return True
 
@@ -299,7 +275,7 @@ class Delivery:
     def _enqueue(self, lane: _Lane, message: OutMessage) -> None:
         if message.slot in COALESCING_SLOTS and not message.fresh:
             for pending in reversed(lane.pending):
-                if pending.sends and _same_slot(pending.message, message):
+                if pending.sends and same_slot(pending.message, message):
                     pending.take(message)  # newest state wins
                     return
         if message.slot not in COALESCING_SLOTS:
@@ -314,7 +290,7 @@ class Delivery:
                     "chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES
                 )
                 return
-        lane.pending.append(_Pending(message))
+        lane.pending.append(Pending(message))
 
     async def flush(self, timeout: float = 10.0) -> None:
         """Wait until every lane is idle (tests and shutdown)."""
@@ -360,22 +336,22 @@ class Delivery:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    async def _attempt(self, lane: _Lane, item: _Pending) -> float | None:
+    async def _attempt(self, lane: _Lane, item: Pending) -> float | None:
         """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
         if item.strip is not None:
             return await self._attempt_strip(lane, item)
         message = item.message
         try:
             if item.check:
-                await self._check_shown(lane, message)
+                await self.drawer.check_shown(lane.chat_id, lane.pending, message)
                 return None
-            await self._send(lane, item)
+            await self.drawer.draw(lane.chat_id, lane.pending, item)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             metrics.RATE_LIMITED.labels(self.platform).inc()
             metrics.RETRY_AFTER.labels(self.platform).inc(exc.retry_after)
             item.attempts += 1
-            newer = any(p.sends and _same_slot(p.message, message) for p in lane.pending)
+            newer = any(p.sends and same_slot(p.message, message) for p in lane.pending)
             # Put it back unless a newer state of the same slot is already waiting (latest state wins).
             coalescing = message.slot in COALESCING_SLOTS
             if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
@@ -403,7 +379,7 @@ class Delivery:
             )
         return None
 
-    async def _attempt_strip(self, lane: _Lane, item: _Pending) -> float | None:
+    async def _attempt_strip(self, lane: _Lane, item: Pending) -> float | None:
         """Remove the buttons of a superseded message; a message gone or already bare is fine as it is."""
         assert item.strip is not None
         try:
@@ -420,188 +396,3 @@ class Delivery:
         except DeliveryError as exc:
             log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
         return None
-
-    def _remember(
-        self,
-        key: tuple[str, str, str],
-        content: tuple[str, object],
-        version: int,
-        message_id: str | None = None,
-    ) -> None:
-        if len(self._shown) >= _SHOWN_CAP:
-            self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
-        if message_id is None and (previous := self._shown.get(key)) is not None:
-            message_id = previous.message_id
-        self._shown[key] = _Shown(content, version, message_id)
-
-    async def _known(self, chat_id: str, message: OutMessage) -> str | None:
-        """The message that shows the view's slot now, if the slot is one that messages are kept for."""
-        if not message.table or message.slot not in COALESCING_SLOTS:
-            return None
-        return await self.surfaces.get(message.table, chat_id, message.slot)
-
-    async def _send(self, lane: _Lane, item: _Pending) -> None:
-        message, chat_id = item.message, lane.chat_id
-        shown_key = (chat_id, message.table, message.slot)
-        content = (message.text, message.buttons)
-        shown = self._shown.get(shown_key)
-        if not _versioned(message):
-            if not item.force and not message.fresh and shown is not None and shown.content == content:
-                self.stats["skipped"] += 1
-                return
-            known = await self._known(chat_id, message)
-            post = message.fresh or known is None
-        else:
-            # Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
-            # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
-            # worker that offered it (it shows it).
-            shares = not (item.force or item.reshow or message.fresh)
-            offer = await self.surfaces.offer(
-                message.table,
-                chat_id,
-                message.slot,
-                message.version,
-                message.to_json(),
-                since=message.since,
-                digest=_digest(message) if shares else "",
-            )
-            if offer.same and shown is not None and shown.content == content:
-                self.stats["skipped"] += 1
-                return
-            known = offer.message_id
-            older = message.since < offer.current
-            if (not offer.accepted and not offer.same) or (known is None and older):
-                # A newer view of its epoch came, or its epoch's message was never posted and a newer
-                # hand's is on screen: nothing to draw.
-                self.stats["superseded"] += 1
-                return
-            # A new message begins each epoch (a new hand, new cards), posted by whichever worker draws
-            # it first; a fresh view of the newest epoch posts it again (the table posted at the bottom).
-            post = known is None or (message.fresh and not older)
-            if item.reshow and post:
-                return  # the worker whose view begins a new message posts it; this one only edits
-            # Unchanged since this worker showed it, and no other worker showed anything since: no call.
-            unchanged = shown is not None and shown.content == content and shown.version == offer.previous
-            if not item.force and not post and unchanged:
-                self.stats["skipped"] += 1
-                self._remember(shown_key, content, message.version)  # what the slot shows is this version
-                return
-        if known is not None and not post:
-            try:
-                await self.transport.edit(chat_id, known, message)
-                self.stats["edit"] += 1
-            except NotModified:
-                self.stats["not_modified"] += 1
-            except MessageGone:  # deleted: post it again
-                since = message.since if _versioned(message) else None
-                await self.surfaces.forget(message.table, chat_id, message.slot, since)
-                known = None
-            if known is not None:
-                self._remember(shown_key, content, message.version, known)
-                await self._after_call(lane, message, known)
-                return
-        sent = await self.transport.send(chat_id, message)
-        self.stats["send"] += 1
-        if await self._record_sent(lane, message, sent, known):
-            await self._after_call(lane, message, sent)
-
-    async def _check_shown(self, lane: _Lane, message: OutMessage) -> None:
-        """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
-        show the newest again if another worker had a newer one (this one may have gone over it)."""
-        offer = await self.surfaces.offer(
-            message.table,
-            lane.chat_id,
-            message.slot,
-            message.version,
-            message.to_json(),
-            since=message.since,
-        )
-        if offer.message_id is not None:
-            await self._after_call(lane, message, offer.message_id)
-
-    async def _after_call(self, lane: _Lane, message: OutMessage, message_id: str) -> None:
-        """``message_id`` now shows ``message``. If another worker offered a newer view of the slot meanwhile,
-        this call may have landed after that worker's: show the newest again (the next call of this lane);
-        and if another worker made a new message show the slot, this one loses its buttons."""
-        if not _versioned(message):
-            return
-        newest = await self.surfaces.newest(message.table, lane.chat_id, message.slot, message.since)
-        # Another worker's message is this epoch's, or a newer hand's is on screen: this one keeps no
-        # buttons (an edit of it may have landed after they were removed).
-        elsewhere = newest.message_id is not None and newest.message_id != message_id
-        if message.buttons and (elsewhere or newest.current > message.since):
-            lane.pending.insert(0, _Pending(message, strip=message_id))
-        if newest.version > message.version and newest.view is not None:
-            try:
-                view = OutMessage.from_json(newest.view)
-            except ValueError:
-                log.warning("a stored view of chat %s cannot be read", lane.chat_id)
-                return
-            self.stats["reshown"] += 1
-            self._shown.pop((lane.chat_id, message.table, message.slot), None)
-            # An edit of whatever message shows the slot: never a second new message.
-            lane.pending.insert(0, _Pending(replace(view, fresh=False), force=True, reshow=True))
-
-    async def _record_sent(self, lane: _Lane, message: OutMessage, sent: str, known: str | None) -> bool:
-        """``sent`` now shows the view; the message that showed its slot until now loses its buttons.
-
-        False if another worker's message of the same or a newer epoch shows the slot already: then ``sent``
-        is the one superseded, and loses its buttons instead.
-        """
-        chat_id = lane.chat_id
-        shown_key = (chat_id, message.table, message.slot)
-        shown = self._shown.get(shown_key)
-        replaced, taken = known, True
-        if message.kept:
-            if _versioned(message):
-                recorded = await self.surfaces.record(
-                    message.table, chat_id, message.slot, sent, since=message.since, replacing=known
-                )
-                # What the slot showed when the record was made (another worker may have posted since the
-                # offer): that one is superseded now, or this one is.
-                taken, replaced = recorded
-            else:
-                await self.surfaces.set(message.table, chat_id, message.slot, sent)
-        superseded: str | None = None
-        if not taken:
-            superseded = sent if message.buttons else None
-        elif replaced is not None and replaced != sent:
-            # A new message supersedes the slot's current one: its buttons go, unless it surely has none
-            # (this worker's cache says what it drew on that very message, without buttons).
-            bare = shown is not None and shown.message_id == replaced and not shown.content[1]
-            superseded = None if bare else replaced
-        if taken and message.kept:
-            self._remember(shown_key, (message.text, message.buttons), message.version, sent)
-        if superseded is not None:
-            # The next call of this lane, paced like any other: the new message goes out first.
-            lane.pending.insert(0, _Pending(message, strip=superseded))
-        if message.user is not None:
-            await self.surfaces.set_reachable(chat_id, True)
-        return taken
-
-
-def _same_slot(a: OutMessage, b: OutMessage) -> bool:
-    """Views of one message: the same slot, and the same epoch (a new hand's view never takes the place of
-    the last hand's final one, which its own message must still show)."""
-    return a.slot == b.slot and a.table == b.table and a.since == b.since
-
-
-def _digest(message: OutMessage) -> str:
-    """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
-    shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
-    return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
-
-
-def _versioned(message: OutMessage) -> bool:
-    """A view of a kept slot that knows its table version (views of table commands do)."""
-    return message.version > 0 and bool(message.table) and message.slot in COALESCING_SLOTS
-
-
-@dataclass(frozen=True, slots=True)
-class _Shown:
-    """What this worker last made a slot show, and the table version it was."""
-
-    content: tuple[str, object]
-    version: int
-    message_id: str | None = None
-    """The message it was shown on, when known."""

@@ -1,0 +1,264 @@
+"""Drawing one view on the message of its slot, when several workers may draw the same table at once.
+
+A :class:`Drawer` makes the call for one view (:mod:`bot.delivery` has the lanes that order and pace them).
+A view of a kept slot that knows its table version (:attr:`bot.views.OutMessage.version`) is first offered
+to the store (:class:`bot.store.surfaces.SurfaceStore`): it goes out only if no newer view of its epoch (its
+message: a hand, or cards) was offered, and one identical to the newest offered is left to the worker that
+offered it. An epoch's message is posted by whichever worker draws it first (the first recorded stays), and
+edited after that. After each call the drawer looks again: a newer view offered meanwhile is drawn again
+(this call may have landed after it), and a message that is no longer its epoch's, or whose hand is over,
+loses its buttons. Views that know no version (answers, notices) are drawn as they come.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, replace
+
+from bot.store.surfaces import SurfaceStore
+from bot.transport import MessageGone, NotModified, Transport
+from bot.views import KEPT_SLOTS, OutMessage
+
+log = logging.getLogger(__name__)
+
+_SHOWN_CAP = 50_000
+
+
+@dataclass
+class Pending:
+    """One call a lane will make: a view to draw, buttons to remove, or a check."""
+
+    message: OutMessage
+    attempts: int = 0
+    strip: str | None = None
+    """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
+    force: bool = False
+    """Send even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
+    check: bool = False
+    """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
+    reshow: bool = False
+    """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
+
+    @property
+    def sends(self) -> bool:
+        """A view to send (not a strip, not a check): a newer view of its slot may take its place."""
+        return self.strip is None and not self.check
+
+    def take(self, newer: OutMessage) -> None:
+        """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
+        for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
+        new message" if this one asked for it."""
+        self.message = replace(newer, fresh=self.message.fresh or newer.fresh)
+        self.reshow = False
+
+
+class Drawer:
+    """Draws views on their slots' messages through one platform's transport; remembers what it drew."""
+
+    def __init__(self, transport: Transport, surfaces: SurfaceStore, stats: dict[str, int]) -> None:
+        """Call ``transport``; keep message ids and views in ``surfaces``; count calls in ``stats``."""
+        self.transport = transport
+        self.surfaces = surfaces
+        self.stats = stats
+        # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
+        self._shown: dict[tuple[str, str, str], Shown] = {}
+
+    def cached(self, key: tuple[str, str, str]) -> Shown | None:
+        """What this worker last drew on a slot (``(chat, table, slot)``), if it remembers."""
+        return self._shown.get(key)
+
+    def forget(self, key: tuple[str, str, str]) -> None:
+        """The slot's message was changed behind this cache (an adapter drew on it)."""
+        self._shown.pop(key, None)
+
+    def remember(
+        self,
+        key: tuple[str, str, str],
+        content: tuple[str, object],
+        version: int,
+        message_id: str | None = None,
+    ) -> None:
+        """Remember what a slot shows now (and on which message, when known)."""
+        if len(self._shown) >= _SHOWN_CAP:
+            self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
+        if message_id is None and (previous := self._shown.get(key)) is not None:
+            message_id = previous.message_id
+        self._shown[key] = Shown(content, version, message_id)
+
+    async def known(self, chat_id: str, message: OutMessage) -> str | None:
+        """The message that shows the view's slot now, if the slot is one that messages are kept for."""
+        if not message.table or message.slot not in KEPT_SLOTS:
+            return None
+        return await self.surfaces.get(message.table, chat_id, message.slot)
+
+    async def draw(self, chat_id: str, queue: list[Pending], item: Pending) -> None:
+        """Make the chat show one view (a call, or none if it shows it already or a newer one is due);
+        follow-up calls (a view shown again, buttons to remove) go to the front of ``queue``."""
+        message = item.message
+        shown_key = (chat_id, message.table, message.slot)
+        content = (message.text, message.buttons)
+        shown = self._shown.get(shown_key)
+        if not versioned(message):
+            if not item.force and not message.fresh and shown is not None and shown.content == content:
+                self.stats["skipped"] += 1
+                return
+            known = await self.known(chat_id, message)
+            post = message.fresh or known is None
+        else:
+            # Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
+            # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
+            # worker that offered it (it shows it).
+            shares = not (item.force or item.reshow or message.fresh)
+            offer = await self.surfaces.offer(
+                message.table,
+                chat_id,
+                message.slot,
+                message.version,
+                message.to_json(),
+                since=message.since,
+                digest=_digest(message) if shares else "",
+            )
+            if offer.same and shown is not None and shown.content == content:
+                self.stats["skipped"] += 1
+                return
+            known = offer.message_id
+            older = message.since < offer.current
+            if (not offer.accepted and not offer.same) or (known is None and older):
+                # A newer view of its epoch came, or its epoch's message was never posted and a newer
+                # hand's is on screen: nothing to draw.
+                self.stats["superseded"] += 1
+                return
+            # A new message begins each epoch (a new hand, new cards), posted by whichever worker draws
+            # it first; a fresh view of the newest epoch posts it again (the table posted at the bottom).
+            post = known is None or (message.fresh and not older)
+            if item.reshow and post:
+                return  # the worker whose view begins a new message posts it; this one only edits
+            # Unchanged since this worker showed it, and no other worker showed anything since: no call.
+            unchanged = shown is not None and shown.content == content and shown.version == offer.previous
+            if not item.force and not post and unchanged:
+                self.stats["skipped"] += 1
+                self.remember(shown_key, content, message.version)  # what the slot shows is this version
+                return
+        if known is not None and not post:
+            try:
+                await self.transport.edit(chat_id, known, message)
+                self.stats["edit"] += 1
+            except NotModified:
+                self.stats["not_modified"] += 1
+            except MessageGone:  # deleted: post it again
+                since = message.since if versioned(message) else None
+                await self.surfaces.forget(message.table, chat_id, message.slot, since)
+                known = None
+            if known is not None:
+                self.remember(shown_key, content, message.version, known)
+                await self.after_call(chat_id, queue, message, known)
+                return
+        sent = await self.transport.send(chat_id, message)
+        self.stats["send"] += 1
+        if await self.record_sent(chat_id, queue, message, sent, known):
+            await self.after_call(chat_id, queue, message, sent)
+
+    async def check_shown(self, chat_id: str, queue: list[Pending], message: OutMessage) -> None:
+        """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
+        show the newest again if another worker had a newer one (this one may have gone over it)."""
+        offer = await self.surfaces.offer(
+            message.table,
+            chat_id,
+            message.slot,
+            message.version,
+            message.to_json(),
+            since=message.since,
+        )
+        if offer.message_id is not None:
+            await self.after_call(chat_id, queue, message, offer.message_id)
+
+    async def after_call(
+        self, chat_id: str, queue: list[Pending], message: OutMessage, message_id: str
+    ) -> None:
+        """``message_id`` now shows ``message``. If another worker offered a newer view of the slot meanwhile,
+        this call may have landed after that worker's: show the newest again (the next call of this lane);
+        and if another worker made a new message show the slot, this one loses its buttons."""
+        if not versioned(message):
+            return
+        newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
+        # Another worker's message is this epoch's, or a newer hand's is on screen: this one keeps no
+        # buttons (an edit of it may have landed after they were removed).
+        elsewhere = newest.message_id is not None and newest.message_id != message_id
+        if message.buttons and (elsewhere or newest.current > message.since):
+            queue.insert(0, Pending(message, strip=message_id))
+        if newest.version > message.version and newest.view is not None:
+            try:
+                view = OutMessage.from_json(newest.view)
+            except ValueError:
+                log.warning("a stored view of chat %s cannot be read", chat_id)
+                return
+            self.stats["reshown"] += 1
+            self._shown.pop((chat_id, message.table, message.slot), None)
+            # An edit of whatever message shows the slot: never a second new message.
+            queue.insert(0, Pending(replace(view, fresh=False), force=True, reshow=True))
+
+    async def record_sent(
+        self, chat_id: str, queue: list[Pending], message: OutMessage, sent: str, known: str | None
+    ) -> bool:
+        """``sent`` now shows the view; the message that showed its slot until now loses its buttons.
+
+        False if another worker's message of the same or a newer epoch shows the slot already: then ``sent``
+        is the one superseded, and loses its buttons instead.
+        """
+        shown_key = (chat_id, message.table, message.slot)
+        shown = self._shown.get(shown_key)
+        replaced, taken = known, True
+        if message.kept:
+            if versioned(message):
+                recorded = await self.surfaces.record(
+                    message.table, chat_id, message.slot, sent, since=message.since, replacing=known
+                )
+                # What the slot showed when the record was made (another worker may have posted since the
+                # offer): that one is superseded now, or this one is.
+                taken, replaced = recorded
+            else:
+                await self.surfaces.set(message.table, chat_id, message.slot, sent)
+        superseded: str | None = None
+        if not taken:
+            superseded = sent if message.buttons else None
+        elif replaced is not None and replaced != sent:
+            # A new message supersedes the slot's current one: its buttons go, unless it surely has none
+            # (this worker's cache says what it drew on that very message, without buttons).
+            bare = shown is not None and shown.message_id == replaced and not shown.content[1]
+            superseded = None if bare else replaced
+        if taken and message.kept:
+            self.remember(shown_key, (message.text, message.buttons), message.version, sent)
+        if superseded is not None:
+            # The next call of this lane, paced like any other: the new message goes out first.
+            queue.insert(0, Pending(message, strip=superseded))
+        if message.user is not None:
+            await self.surfaces.set_reachable(chat_id, True)
+        return taken
+
+
+def same_slot(a: OutMessage, b: OutMessage) -> bool:
+    """Views of one message: the same slot, and the same epoch (a new hand's view never takes the place of
+    the last hand's final one, which its own message must still show)."""
+    return a.slot == b.slot and a.table == b.table and a.since == b.since
+
+
+def _digest(message: OutMessage) -> str:
+    """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
+    shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
+    return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
+
+
+def versioned(message: OutMessage) -> bool:
+    """A view of a kept slot that knows its table version (views of table commands do)."""
+    return message.version > 0 and bool(message.table) and message.slot in KEPT_SLOTS
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What this worker last made a slot show, and the table version it was."""
+
+    content: tuple[str, object]
+    version: int
+    message_id: str | None = None
+    """The message it was shown on, when known."""
