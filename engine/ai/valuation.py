@@ -327,7 +327,7 @@ class Valuation:
 
 def _top(x: Ints | int) -> int:
     """The largest of some stones (a number, or an array of them)."""
-    return x if isinstance(x, int) else int(x.max())
+    return x if isinstance(x, int) else int(np.max(x))
 
 
 def _columns(paid: Ints, columns: list[int]) -> Ints:
