@@ -240,7 +240,8 @@ async def auto(args: argparse.Namespace, settings: Settings) -> int:
         print(
             f"seed {args.seed if args.seed is not None else 1} · {len(showdowns)} hands · "
             f"games {m.games_total[0]}–{m.games_total[1]} · vacas {m.vacas[0]}–{m.vacas[1]} · "
-            f"winner: team {'AB'[m.winner] if m.winner is not None else '?'} · status {state.status.value}"
+            f"winner: team {'AB'[m.winner] if m.winner is not None else '?'} · status {state.status.value} · "
+            f"table {state.id} (musbot history {state.id})"
         )
         # (No leaderboard: machine seats are rated but never listed — machines are not players.)
         return 0
