@@ -267,7 +267,10 @@ def _stamped(
     since = dict(table.since)
     stamped = []
     for message in messages:
-        if begin and message.fresh and message.kept:
+        if not message.kept:  # answers, notices, showdowns: new messages, drawn as they come
+            stamped.append(message)
+            continue
+        if begin and message.fresh:
             since.pop(message.slot_key, None)
             since[message.slot_key] = version
         stamped.append(replace(message, version=version, since=since.get(message.slot_key, 0)))
