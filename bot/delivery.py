@@ -215,14 +215,7 @@ class Delivery:
         try:
             known = await self.drawer.known(chat_id, message)
             if versioned(message):
-                await self.surfaces.offer(
-                    message.table,
-                    chat_id,
-                    message.slot,
-                    message.version,
-                    message.to_json(),
-                    since=message.since,
-                )
+                await self.drawer.offer(chat_id, message)
             if await self.drawer.record_sent(chat_id, lane.pending, message, message_id, known):
                 await self.drawer.after_call(chat_id, lane.pending, message, message_id)
         except StoreUnavailable:

@@ -16,7 +16,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, replace
 
-from bot.store.surfaces import SurfaceStore
+from bot.store.surfaces import Offer, SurfaceStore
 from bot.transport import MessageGone, NotModified, Transport
 from bot.views import KEPT_SLOTS, OutMessage
 
@@ -110,15 +110,7 @@ class Drawer:
             # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
             # worker that offered it (it shows it).
             shares = not (item.force or item.reshow or message.fresh)
-            offer = await self.surfaces.offer(
-                message.table,
-                chat_id,
-                message.slot,
-                message.version,
-                message.to_json(),
-                since=message.since,
-                digest=_digest(message) if shares else "",
-            )
+            offer = await self.offer(chat_id, message, shares=shares)
             if offer.same and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
                 return
@@ -159,17 +151,23 @@ class Drawer:
         if await self.record_sent(chat_id, queue, message, sent, known):
             await self.after_call(chat_id, queue, message, sent)
 
-    async def check_shown(self, chat_id: str, queue: list[Pending], message: OutMessage) -> None:
-        """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
-        show the newest again if another worker had a newer one (this one may have gone over it)."""
-        offer = await self.surfaces.offer(
+    async def offer(self, chat_id: str, message: OutMessage, *, shares: bool = False) -> Offer:
+        """Offer a versioned view to the store as its epoch's newest (``shares``: unless the newest offered
+        shows the same, which its worker shows)."""
+        return await self.surfaces.offer(
             message.table,
             chat_id,
             message.slot,
             message.version,
             message.to_json(),
             since=message.since,
+            digest=_digest(message) if shares else "",
         )
+
+    async def check_shown(self, chat_id: str, queue: list[Pending], message: OutMessage) -> None:
+        """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
+        show the newest again if another worker had a newer one (this one may have gone over it)."""
+        offer = await self.offer(chat_id, message)
         if offer.message_id is not None:
             await self.after_call(chat_id, queue, message, offer.message_id)
 

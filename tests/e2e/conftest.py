@@ -23,6 +23,7 @@ import pytest
 from pydantic import SecretStr
 from telegram import Update
 
+from adapters.discord.app import DiscordRuntime
 from adapters.telegram.app import TelegramRuntime, build_application
 from adapters.telegram.settings import TelegramSettings
 from bot.bootstrap import App
@@ -41,6 +42,7 @@ from engine.hand import Phase
 from engine.match import Match
 from engine.state import restore_match
 
+from .fake_discord import FakeDiscord
 from .fake_telegram import Call, CallbackRecord, FakeChat, FakeTelegram, FakeUser, StoredMessage
 
 TOKEN = "123456:TEST-token_e2e"
@@ -543,3 +545,35 @@ def default_choice(codes: list[str]) -> str:
         if code in codes:
             return code
     return codes[0]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Discord: the fake server and the clients a test starts (a module may define its own ``dc``)
+# ---------------------------------------------------------------------------------------------------------
+
+#: The bot token the Discord tests use (the fake accepts any; discord.py checks only its shape).
+DISCORD_TOKEN = "fake.discord.token"
+
+
+@pytest.fixture
+async def dc() -> AsyncIterator[FakeDiscord]:
+    """The fake Discord on 127.0.0.1, discord.py pointed at it (restored after the test)."""
+    async with FakeDiscord(token=DISCORD_TOKEN) as fake:
+        with fake.point_discord_py():
+            yield fake
+
+
+@pytest.fixture
+async def discord_bots(dc: FakeDiscord) -> AsyncIterator[list[DiscordRuntime]]:
+    """Discord clients started by a test; all are stopped (before the fake server) after it."""
+    running: list[DiscordRuntime] = []
+    yield running
+    for runtime in reversed(running):
+        await runtime.stop()
+
+
+def assert_interactions_answered(dc: FakeDiscord) -> None:
+    """Nothing refused, every interaction answered once within 3 s."""
+    assert dc.rejected() == [], dc.rejected()
+    late = [i for i in dc.interactions if not i.answered or (i.answered_after or 0) > 3.0 or i.late_callbacks]
+    assert late == [], late

@@ -7,7 +7,6 @@ interaction answered once within 3 s, no channel-visible message showing a card.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -19,28 +18,9 @@ from bot.store.surfaces import MemorySurfaces
 from engine.hand import Phase
 from engine.match import Match
 
-from .conftest import FAST, memory_service
+from .conftest import FAST, assert_interactions_answered, memory_service
 from .discord_harness import DiscordTable, audit_no_card_leaks, has_card, start_discord_bot
 from .fake_discord import FakeChannel, FakeDiscord, FakeGuild, StoredMessage
-
-TOKEN = "fake.discord.token"
-
-
-@pytest.fixture
-async def dc() -> AsyncIterator[FakeDiscord]:
-    """The fake Discord on 127.0.0.1, discord.py pointed at it (restored after the test)."""
-    async with FakeDiscord(token=TOKEN) as fake:
-        with fake.point_discord_py():
-            yield fake
-
-
-@pytest.fixture
-async def discord_bots(dc: FakeDiscord) -> AsyncIterator[list[DiscordRuntime]]:
-    """Clients started by a test; all are stopped (before the fake server) after it."""
-    running: list[DiscordRuntime] = []
-    yield running
-    for runtime in reversed(running):
-        await runtime.stop()
 
 
 @pytest.fixture
@@ -55,9 +35,7 @@ def channel(dc: FakeDiscord, guild: FakeGuild) -> FakeChannel:
 
 def assert_clean(dc: FakeDiscord, table: DiscordTable | None = None) -> None:
     """Nothing refused, every interaction answered once within 3 s, no hidden card where others see it."""
-    assert dc.rejected() == [], dc.rejected()
-    late = [i for i in dc.interactions if not i.answered or (i.answered_after or 0) > 3.0 or i.late_callbacks]
-    assert late == [], late
+    assert_interactions_answered(dc)
     if table is not None:
         assert audit_no_card_leaks(dc, table) > 0
 

@@ -5,44 +5,14 @@ forged, stale and foreign presses are answered ephemerally and change nothing; n
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
 from adapters.discord.app import DiscordRuntime
 from adapters.discord.ids import user_key
 from bot.lessons.progress import Progress
 from bot.tokens import lesson_tag, lesson_token
 
-from .conftest import FAST, memory_service
+from .conftest import FAST, assert_interactions_answered, memory_service
 from .discord_harness import DiscordTable, start_discord_bot
 from .fake_discord import FakeDiscord, StoredMessage
-
-TOKEN = "fake.discord.token"
-
-
-@pytest.fixture
-async def dc() -> AsyncIterator[FakeDiscord]:
-    """The fake Discord on 127.0.0.1, discord.py pointed at it (restored after the test)."""
-    async with FakeDiscord(token=TOKEN) as fake:
-        with fake.point_discord_py():
-            yield fake
-
-
-@pytest.fixture
-async def discord_bots(dc: FakeDiscord) -> AsyncIterator[list[DiscordRuntime]]:
-    """Clients started by a test; all are stopped (before the fake server) after it."""
-    running: list[DiscordRuntime] = []
-    yield running
-    for runtime in reversed(running):
-        await runtime.stop()
-
-
-def assert_clean(dc: FakeDiscord) -> None:
-    """Nothing refused, every interaction answered once within 3 s."""
-    assert dc.rejected() == [], dc.rejected()
-    late = [i for i in dc.interactions if not i.answered or (i.answered_after or 0) > 3.0 or i.late_callbacks]
-    assert late == [], late
 
 
 def _id(message: StoredMessage, label: str) -> str:
@@ -102,4 +72,4 @@ async def test_a_lesson_shown_to_the_learner_alone(
     assert jumped.response.content.startswith("📘 Lesson 5/10")
     assert [m for m in dc.channel_messages(channel) if m.content.startswith(("📘", "🎓"))] == []
     assert dc.dm_messages(ane) == []
-    assert_clean(dc)
+    assert_interactions_answered(dc)

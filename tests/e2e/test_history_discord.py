@@ -4,9 +4,6 @@ channel, forged presses, and the match exported as two attachments (the JSON rep
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from adapters.discord.app import DiscordRuntime
 from adapters.discord.ids import channel_key, user_key
@@ -14,35 +11,9 @@ from bot.history import parse_kept
 from bot.model import ChatRef, UserRef
 from engine.replay import run_case
 
-from .conftest import FAST, memory_service
+from .conftest import FAST, assert_interactions_answered, memory_service
 from .discord_harness import DiscordTable, start_discord_bot
 from .fake_discord import FakeChannel, FakeDiscord, FakeGuild
-
-TOKEN = "fake.discord.token"
-
-
-@pytest.fixture
-async def dc() -> AsyncIterator[FakeDiscord]:
-    """The fake Discord on 127.0.0.1, discord.py pointed at it (restored after the test)."""
-    async with FakeDiscord(token=TOKEN) as fake:
-        with fake.point_discord_py():
-            yield fake
-
-
-@pytest.fixture
-async def discord_bots(dc: FakeDiscord) -> AsyncIterator[list[DiscordRuntime]]:
-    """Clients started by a test; all are stopped (before the fake server) after it."""
-    running: list[DiscordRuntime] = []
-    yield running
-    for runtime in reversed(running):
-        await runtime.stop()
-
-
-def assert_clean(dc: FakeDiscord) -> None:
-    """Nothing refused, every interaction answered once within 3 s."""
-    assert dc.rejected() == [], dc.rejected()
-    late = [i for i in dc.interactions if not i.answered or (i.answered_after or 0) > 3.0 or i.late_callbacks]
-    assert late == [], late
 
 
 async def test_history_opens_hands_ephemerally_and_exports_attachments(
@@ -99,4 +70,4 @@ async def test_history_opens_hands_ephemerally_and_exports_attachments(
         list(k.scores) for k in kept
     ]
     assert "Dealt:" in dc.uploads[files[1].attachments[0]["id"]].decode("utf-8")
-    assert_clean(dc)
+    assert_interactions_answered(dc)
