@@ -72,7 +72,8 @@ HELP_TEXT = _(
     "/stats — your own figures\n"
     "/rules — the rules in a minute (/rules full for all of them)\n"
     "/language — the language of this chat\n"
-    "/history — the last hands played here: open one, export the match"
+    "/history — the last hands played here: open one, export the match\n"
+    "/learn — ten short lessons to learn Mus (in a private chat with me)"
 )
 
 
