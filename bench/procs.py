@@ -1,13 +1,17 @@
 """Helpers the process-level benchmarks share (bench/soak.py, bench/scale.py): children that die with the
-bench, free ports, percentiles."""
+bench, free ports, percentiles, the group chats they play in."""
 
 from __future__ import annotations
 
 import ctypes
+import random
 import signal
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tests.e2e.fake_telegram import FakeChat, FakeUser
 
 
 def die_with_me() -> Callable[[], None] | None:
@@ -34,3 +38,15 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+@dataclass
+class Group:
+    """A group chat of the load and the people who play in it."""
+
+    chat: FakeChat
+    users: dict[int, FakeUser]
+    """Seat -> person."""
+    rng: random.Random
+    tables: list[str] = field(default_factory=list)
+    """The tables opened in it, oldest first."""

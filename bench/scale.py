@@ -91,7 +91,7 @@ import aiohttp
 import redis
 from redis.asyncio.cluster import RedisCluster
 
-from bench.procs import die_with_me, free_port, percentile
+from bench.procs import Group, die_with_me, free_port, percentile
 from bot.labels import QUICK_AMOUNTS
 from bot.model import TableState, TableStatus
 from bot.store.embedded import EmbeddedRedis, client_for_url
@@ -290,15 +290,6 @@ class ScaleTelegram(FakeTelegram):
 
 
 # --- the load -----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Group:
-    chat: FakeChat
-    users: dict[int, FakeUser]
-    """Seat -> person."""
-    rng: random.Random
-    tables: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -83,11 +83,11 @@ sys.path[0] = str(ROOT)
 import redis.exceptions
 from redis.asyncio import Redis
 
-from bench.procs import die_with_me, free_port, percentile
+from bench.procs import Group, die_with_me, free_port, percentile
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
 from bot.store.embedded import redis_server_binary
-from tests.e2e.fake_telegram import CallbackRecord, FakeChat, FakeTelegram, FakeUser, StoredMessage
+from tests.e2e.fake_telegram import CallbackRecord, FakeTelegram, FakeUser, StoredMessage
 
 TOKEN = "123456:SOAK-token"
 BOT_USERNAME = "musbot_soak"
@@ -303,15 +303,6 @@ class Lag:
     due: float
     """Due time on the fake server's clock."""
     seconds: float
-
-
-@dataclass
-class Group:
-    chat: FakeChat
-    users: dict[int, FakeUser]
-    """Seat -> person."""
-    rng: random.Random
-    tables: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -144,7 +144,7 @@ class Delivery:
             if chat_id is None or not self.transport.owns(chat_id):
                 continue
             lane = self._lane(chat_id)
-            if message.table and message.slot in COALESCING_SLOTS:
+            if message.kept:
                 if len(self._latest) >= _SHOWN_CAP:
                     self._latest.clear()
                 self._latest[(chat_id, message.table, message.slot)] = message

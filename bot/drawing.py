@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from bot.store.surfaces import Offer, SurfaceStore
 from bot.transport import MessageGone, NotModified, Transport
-from bot.views import KEPT_SLOTS, OutMessage
+from bot.views import OutMessage
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class Drawer:
 
     async def known(self, chat_id: str, message: OutMessage) -> str | None:
         """The message that shows the view's slot now, if the slot is one that messages are kept for."""
-        if not message.table or message.slot not in KEPT_SLOTS:
+        if not message.kept:
             return None
         return await self.surfaces.get(message.table, chat_id, message.slot)
 
@@ -192,7 +192,7 @@ class Drawer:
                 log.warning("a stored view of chat %s cannot be read", chat_id)
                 return
             self.stats["reshown"] += 1
-            self._shown.pop((chat_id, message.table, message.slot), None)
+            self.forget((chat_id, message.table, message.slot))
             # An edit of whatever message shows the slot: never a second new message.
             queue.insert(0, Pending(replace(view, fresh=False), force=True, reshow=True))
 
@@ -249,7 +249,7 @@ def _digest(message: OutMessage) -> str:
 
 def versioned(message: OutMessage) -> bool:
     """A view of a kept slot that knows its table version (views of table commands do)."""
-    return message.version > 0 and bool(message.table) and message.slot in KEPT_SLOTS
+    return message.version > 0 and message.kept
 
 
 @dataclass(frozen=True, slots=True)
