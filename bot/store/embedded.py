@@ -10,9 +10,11 @@ Files in the data directory: ``redis.conf`` (rewritten at each start), ``redis.l
 ``appendonly.aof`` (the data), ``embedded-redis.json`` (url and pid of the running server and the pid of the
 process that owns it, so that a second start finds it) and ``embedded-redis.lock`` (serializes starts).
 
-Durability: AOF with ``appendfsync everysec``. Every write reaches the kernel before Redis answers, so a
-killed server (or bot) loses nothing acknowledged; only a crash of the machine itself can lose the writes of
-the last second.
+Durability: AOF with ``appendfsync everysec``. A bot that stops or is killed loses nothing: its server gets
+SIGTERM and writes out its AOF. A server killed on its own (``kill -9``, the OOM killer) or a crash of the
+machine can lose the writes of the last two seconds at most: Redis answers before it writes to the file if an
+earlier fsync still runs (a slow disk), and it holds the writes back until that fsync ends, for up to 2 s.
+What the server lost, the bot sees as an older table version: a stale press is refused and the table redrawn.
 
 Who stops the server — it never outlives the processes that use it:
 

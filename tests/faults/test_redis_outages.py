@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aof import aof_written
 
 from bot.bootstrap import App, build_app
 from bot.flow import FlowSettings
@@ -84,6 +85,7 @@ async def test_a_killed_embedded_server_is_restarted_and_keeps_its_tables(app: A
     assert opened.ok and opened.table is not None
     assert app.server is not None and app.server.pid is not None
     killed = app.server.pid
+    await aof_written(app.redis)  # (held back for up to 2 s while an earlier fsync runs: a slow disk)
     os.kill(killed, signal.SIGKILL)  # no goodbye: what the kernel had, the AOF has
     deadline = time.monotonic() + 10
     while app.server.pid in (killed, None) and time.monotonic() < deadline:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,6 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from service_helpers import ANE, GROUP, GROUP2, Harness, english
 
 from bot.bootstrap import run_deadlines

@@ -4,20 +4,15 @@ script on a cluster), the expiry of every key, and a service that keeps and expo
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
-from pathlib import Path
-
-from redis.asyncio.cluster import RedisCluster
-from redis.cluster import key_slot
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from history_contract import (
     check_a_chat_lists_a_bounded_number_of_matches,
     check_keeps_lists_and_reads_hands,
     check_old_matches_leave_the_list,
 )
+from redis.asyncio.cluster import RedisCluster
+from redis.cluster import key_slot
 from service_helpers import ANE, GROUP, ZERO
 
 from bot.bootstrap import redis_service

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import pytest
 import redis.exceptions
+from aof import aof_written
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
@@ -642,6 +643,7 @@ async def test_a_killed_server_loses_nothing_acknowledged(tmp_path: Path) -> Non
         await store.create("t1", json.dumps({"n": 0}), chat_key="c1", user_keys=["u1"])
         for _ in range(20):
             await update_with_retries(store, "t1", _increment)
+        await aof_written(client)  # (held back for up to 2 s while an earlier fsync runs: a slow disk)
         await client.aclose()
         assert server.pid is not None
         os.kill(server.pid, signal.SIGKILL)  # no graceful shutdown, no final fsync

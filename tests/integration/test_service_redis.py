@@ -9,7 +9,6 @@ server. Two services on two clients stand for two workers of the bot.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,6 @@ import pytest
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from service_helpers import (
     ANE,
     BRAIS,

@@ -13,9 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from history_contract import (
     check_a_chat_lists_a_bounded_number_of_matches,
     check_keeps_lists_and_reads_hands,

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from service_helpers import ANE, BRAIS, GROUP, Harness, english
 
 from bot.chat_commands import COMMAND_LIST, leaderboard_scope, wants_full_rules

@@ -8,13 +8,8 @@ nothing in the store (same version, same data) and be answered clearly, never wi
 from __future__ import annotations
 
 import logging
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from service_helpers import (
     ANE,
     BRAIS,

@@ -10,13 +10,8 @@ from __future__ import annotations
 import asyncio
 import random
 import string
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from service_helpers import (
     ANE,
     BRAIS,
