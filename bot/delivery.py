@@ -125,6 +125,7 @@ class Delivery:
             "retry_after": 0,
             "blocked": 0,
             "stripped": 0,
+            "deleted": 0,
             "duplicates": 0,
             "dropped": 0,
             "superseded": 0,
@@ -373,9 +374,12 @@ class Delivery:
         return None
 
     async def _attempt_strip(self, lane: _Lane, item: Pending) -> float | None:
-        """Remove the buttons of a superseded message; a message gone or already bare is fine as it is."""
+        """Remove the buttons of a superseded message (delete a second copy); a message gone or already bare
+        is fine as it is."""
         assert item.strip is not None
         try:
+            if item.duplicate and await self._delete_copy(lane.chat_id, item.strip):
+                return None
             await self.transport.clear_buttons(lane.chat_id, item.strip)
             self.stats["stripped"] += 1
         except RateLimited as exc:
@@ -389,3 +393,16 @@ class Delivery:
         except DeliveryError as exc:
             log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
         return None
+
+    async def _delete_copy(self, chat_id: str, message_id: str) -> bool:
+        """Delete a second copy of a message; False if the platform will not (its buttons go instead). A
+        rate limit or a message already gone is the caller's to handle, as for any strip."""
+        try:
+            await self.transport.delete(chat_id, message_id)
+        except (MessageGone, RateLimited):
+            raise
+        except DeliveryError as exc:
+            log.info("a second copy of a message in chat %s stays, without buttons: %s", chat_id, exc)
+            return False
+        self.stats["deleted"] += 1
+        return True

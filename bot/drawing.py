@@ -39,6 +39,9 @@ class Pending:
     """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
     reshow: bool = False
     """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
+    duplicate: bool = False
+    """The ``strip`` message is a second copy of its epoch's message (two workers posted it at once):
+    delete it (remove its buttons if it cannot be deleted)."""
 
     @property
     def sends(self) -> bool:
@@ -48,8 +51,11 @@ class Pending:
     def take(self, newer: OutMessage) -> None:
         """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
         for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
-        new message" if this one asked for it."""
-        self.message = replace(newer, fresh=self.message.fresh or newer.fresh)
+        new message" if this one asked for it to post its epoch's message again (``/newgame`` during a
+        game). A view that began its epoch needs no keeping: its epoch's message is posted if no worker
+        posted it yet, and edited if one did (posting it again would show the hand twice)."""
+        again = self.message.fresh and not begins(self.message)
+        self.message = replace(newer, fresh=newer.fresh or again)
         self.reshow = False
 
 
@@ -219,7 +225,9 @@ class Drawer:
                 await self.surfaces.set(message.table, chat_id, message.slot, sent)
         superseded: str | None = None
         if not taken:
-            superseded = sent if message.buttons else None
+            # A second copy of the epoch's message (the store answers "not taken" for nothing else): it goes,
+            # and the first, which its worker brings to the newest view, stays.
+            queue.insert(0, Pending(message, strip=sent, duplicate=True))
         elif replaced is not None and replaced != sent:
             # A new message supersedes the slot's current one: its buttons go, unless it surely has none
             # (this worker's cache says what it drew on that very message, without buttons).
@@ -245,6 +253,13 @@ def _digest(message: OutMessage) -> str:
     """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
     shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
     return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
+
+
+def begins(message: OutMessage) -> bool:
+    """A fresh view that begins its epoch (a new hand, new cards), not one posted again (``/newgame``
+    during a game). One posted again before anything changed since its epoch began looks the same: it
+    only loses its move to the bottom if a newer view takes its place in a lane."""
+    return message.fresh and versioned(message) and message.since == message.version
 
 
 def versioned(message: OutMessage) -> bool:

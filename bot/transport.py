@@ -1,6 +1,6 @@
 """What a chat platform's calls look like to the core: the :class:`Transport` protocol an adapter
-implements (send — a text, or a file —, edit, clear the buttons) and the typed failures it raises, which
-:class:`bot.delivery.Delivery` acts on:
+implements (send — a text, or a file —, edit, clear the buttons, delete) and the typed failures it raises,
+which :class:`bot.delivery.Delivery` acts on:
 ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
 newest state; ``Unreachable`` marks a user who cannot be written to; ``Refused`` is logged and the view
 dropped.
@@ -59,4 +59,9 @@ class Transport(Protocol):
 
     async def clear_buttons(self, chat: str, message_id: str) -> None:
         """Remove the buttons of a message (its text stays)."""
+        ...
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Delete a message the bot posted (a second copy of one, posted by two workers at once);
+        ``MessageGone`` if it is gone already, ``Refused`` if it cannot be deleted."""
         ...

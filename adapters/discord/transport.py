@@ -1,4 +1,4 @@
-"""The Discord calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons.
+"""The Discord calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons, delete.
 
 Views become messages through :mod:`adapters.discord.layout`; a private view goes to the person's direct
 messages (the DM channel is opened once and remembered). Discord's failures become the core's typed delivery
@@ -145,3 +145,9 @@ class DiscordTransport:
         channel_id = await self._channel_id(chat)
         partial = self._channel(channel_id).get_partial_message(int(message_id))
         await self._guarded(chat, lambda: partial.edit(view=None))
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Delete a message of the bot (an unknown message is gone)."""
+        channel_id = await self._channel_id(chat)
+        partial = self._channel(channel_id).get_partial_message(int(message_id))
+        await self._guarded(chat, partial.delete)

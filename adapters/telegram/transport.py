@@ -134,3 +134,7 @@ class TelegramTransport:
         await _call(
             lambda: self.bot.edit_message_reply_markup(chat_id=self._id(chat), message_id=int(message_id))
         )
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Delete a message of the bot (``deleteMessage``; "message to delete not found" is gone)."""
+        await _call(lambda: self.bot.delete_message(self._id(chat), int(message_id)))

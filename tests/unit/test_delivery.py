@@ -55,6 +55,11 @@ class FakeTransport:
         text, _ = self.messages[(chat, message_id)]
         self.messages[(chat, message_id)] = (text, ())
 
+    async def delete(self, chat: str, message_id: str) -> None:
+        self._maybe_fail("delete", chat)
+        if self.messages.pop((chat, message_id), None) is None:
+            raise MessageGone("message to delete not found")
+
     def kinds(self, chat: str | None = None) -> list[str]:
         return [kind for kind, c, _ in self.calls if chat is None or c == chat]
 

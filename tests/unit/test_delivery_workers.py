@@ -9,13 +9,14 @@ the previous turn before each view carried its table version.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import random
 from dataclasses import replace
 
 import pytest
 
-from bot.delivery import Delivery, MessageGone, NotModified
+from bot.delivery import Delivery, MessageGone, NotModified, Refused
 from bot.store.surfaces import MemorySurfaces
 from bot.views import Button, OutMessage
 
@@ -29,6 +30,7 @@ class Chat:
     def __init__(self) -> None:
         self.messages: dict[str, tuple[str, tuple[tuple[Button, ...], ...]]] = {}
         self.ids = itertools.count(1)
+        self.deleted: list[str] = []
 
     def live(self) -> list[str]:
         """The texts of the messages that still have buttons."""
@@ -75,6 +77,12 @@ class WorkerTransport:
         await self._wait()
         text, _ = self.chat.messages[message_id]
         self.chat.messages[message_id] = (text, ())
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        await self._wait()
+        if self.chat.messages.pop(message_id, None) is None:
+            raise MessageGone("message to delete not found")
+        self.chat.deleted.append(message_id)
 
 
 def view(version: int, text: str, *, since: int = 1, fresh: bool = False) -> OutMessage:
@@ -184,6 +192,43 @@ async def test_a_post_and_an_edit_racing_end_on_the_newest_with_one_keyboard() -
         assert next(text for text, _ in chat.messages.values()) == "hand 1 over", (a_first, chat.messages)
 
 
+async def post_one_hand_twice(refuse_delete: bool) -> tuple[Chat, Delivery, Delivery]:
+    """Worker A posts hand 2 (version 10); before its post is recorded, worker B draws version 11 of hand 2,
+    finds no message of it and posts one too: two workers, two copies of one hand."""
+    chat, surfaces = Chat(), MemorySurfaces()
+
+    class Stubborn(WorkerTransport):
+        async def delete(self, chat_id: str, message_id: str) -> None:
+            raise Refused("message can't be deleted")
+
+    kind = Stubborn if refuse_delete else WorkerTransport
+    a_calls, b_calls = kind(chat), kind(chat)
+    a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+    a.deliver([view(1, "hand 1", fresh=True), view(9, "hand 1 over")])
+    await a.flush()
+    gate = a_calls.hold()
+    a.deliver([view(10, "hand 2 dealt", fresh=True)])
+    await a_calls.in_flight.wait()
+    b.deliver([view(11, "hand 2: mus", since=10)])
+    await b.flush()
+    gate.set()
+    await a.flush()
+    await b.flush()
+    return chat, a, b
+
+
+async def test_a_hand_two_workers_posted_at_once_is_shown_once() -> None:
+    chat, a, _ = await post_one_hand_twice(refuse_delete=False)
+    assert [text for text, _ in chat.messages.values()] == ["hand 1 over", "hand 2: mus"], chat.messages
+    assert chat.live() == ["hand 2: mus"] and len(chat.deleted) == 1 and a.stats["deleted"] == 1
+
+
+async def test_a_second_copy_the_platform_will_not_delete_keeps_no_button() -> None:
+    chat, a, _ = await post_one_hand_twice(refuse_delete=True)
+    assert chat.live() == ["hand 2: mus"], chat.messages
+    assert len(chat.messages) == 3 and a.stats["deleted"] == 0 and a.stats["stripped"] == 1
+
+
 async def test_workers_share_the_chats_pacing() -> None:
     """Two workers writing to one chat call it no more often than one would (the interval is per chat)."""
     chat, surfaces = Chat(), MemorySurfaces()
@@ -255,6 +300,11 @@ class Jittery(WorkerTransport):
         await super().clear_buttons(chat, message_id)
         await self._jitter()
 
+    async def delete(self, chat: str, message_id: str) -> None:
+        await self._jitter()
+        await super().delete(chat, message_id)
+        await self._jitter()
+
 
 @pytest.mark.parametrize("interval", [0.0, 0.002])
 @pytest.mark.parametrize("seed", range(30))
@@ -263,7 +313,8 @@ async def test_three_workers_with_calls_crossing_end_on_the_newest_with_every_ha
 ) -> None:
     """Random hands and moves, each version delivered by a random one of three workers whose calls take
     random times: the chat ends with one live keyboard, on the newest version; no message ever shows a
-    hand other than the one it was posted for; the last hand's message ends on its last state. With
+    hand other than the one it was posted for, and no hand is shown twice (a second copy, posted by two
+    workers at once, is deleted); the last hand's message ends on its last state. With
     pacing, views wait in the lanes and coalesce (also into another worker's view queued to be shown
     again)."""
     rng = random.Random(seed)
@@ -287,9 +338,9 @@ async def test_three_workers_with_calls_crossing_end_on_the_newest_with_every_ha
         await asyncio.gather(*(worker.flush() for worker in workers))
     assert chat.live() == [f"hand {hand}: version 39"], chat.messages
     assert all(text.split(":")[0] == posted_for[i] for i, (text, _) in chat.messages.items()), chat.messages
-    # The last hand's message ends on its last state: its story (older hands are no longer drawn; a second
-    # message a worker posted for a hand at the same moment as another keeps the state it was posted with,
-    # without buttons).
+    copies = collections.Counter(posted_for[i] for i in chat.messages)
+    assert max(copies.values()) == 1, (copies, chat.messages)
+    # The last hand's message ends on its last state: its story (older hands are no longer drawn).
     if previous_since:
         kept = await surfaces.newest(TABLE, GROUP, "table", previous_since)
         if kept.message_id is not None:

@@ -32,6 +32,9 @@ class Platform:
     async def clear_buttons(self, chat: str, message_id: str) -> None:
         pass
 
+    async def delete(self, chat: str, message_id: str) -> None:
+        pass
+
 
 def worker(outbox: MemoryOutbox, platform: Platform) -> tuple[DeadlineLoop, Delivery]:
     service = Service(
