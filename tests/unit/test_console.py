@@ -221,7 +221,9 @@ def test_ctrl_c_at_the_prompt_leaves_at_once_saying_where_the_game_is(tmp_path: 
     code, out, script = play(tmp_path, "--single", lines=[INTERRUPT])
     assert code == console.INTERRUPTED
     assert str(tmp_path.absolute()) in out and "musbot play --new" in out
-    assert script.prompts == ["\n> "]  # one Ctrl-C was enough
+    # One Ctrl-C was enough: at the first prompt, the player's turn or, if the machines (the partner
+    # answering an órdago first) ended the first hand without the player, the pause after its showdown.
+    assert len(script.prompts) == 1 and script.prompts[0] in ("\n> ", "(Enter) "), script.prompts
     code, out, _ = play(tmp_path, lines=["q"])
     assert code == 0 and EN.gettext(console.RESUMING) in out  # the game was saved
 
