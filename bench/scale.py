@@ -344,6 +344,11 @@ class Result:
     behind: int
     checked: int
     behind_examples: list[str]
+    repeated: int
+    """``--check-screens``: hands that more than one message of their group shows (two workers posting one
+    hand at once leave one: the other is deleted)."""
+    deleted: int
+    """``deleteMessage`` calls during the whole run (second copies removed)."""
     machine_cores: float
     """The whole machine's busy cores during the window (this run's processes and any other)."""
 
@@ -412,6 +417,7 @@ class Run:
         self.behind = 0
         self.checked = 0
         self.behind_examples: list[str] = []
+        self.repeated = 0
 
     # -- processes -------------------------------------------------------------------------------------------
 
@@ -670,6 +676,7 @@ class Run:
             if self.args.check_screens:
                 self.drain_seconds = await self.quiet()
                 self.behind, self.checked = await self.screens_behind()
+                self.repeated = self.hands_shown_twice()
             await asyncio.gather(*(worker.stop() for worker in self.workers))
             return self.result(hands)
         finally:
@@ -750,6 +757,15 @@ class Run:
                 )
                 self.behind_examples.extend(f"        {line}" for line in self.last_calls(group))
         return behind, checked
+
+    def hands_shown_twice(self) -> int:
+        """Hands of which a group shows more than one table message (each hand is one message)."""
+        repeated = 0
+        for group in self.groups:
+            shown = [_hand_of(message) for message in self.tg.bot_messages(group.chat)]
+            hands = Counter(hand for hand in shown if hand is not None)
+            repeated += sum(1 for n in hands.values() if n > 1)
+        return repeated
 
     async def hands_dealt(self) -> int:
         total = 0
@@ -836,8 +852,21 @@ class Run:
             behind=self.behind,
             checked=self.checked,
             behind_examples=list(self.behind_examples),
+            repeated=self.repeated,
+            deleted=sum(1 for c in self.tg.calls() if c.method == "deleteMessage"),
             machine_cores=w.machine / (w.end - w.start),
         )
+
+
+def _hand_of(message: StoredMessage) -> tuple[str, str] | None:
+    """The (table, hand) a table message was posted for: its "My cards" button, in any of its versions."""
+    for version in message.history:
+        for row in (version.reply_markup or {}).get("inline_keyboard", []):
+            for button in row:
+                parts = str(button.get("callback_data", "")).split(".")
+                if len(parts) == 3 and parts[2] == "cards":
+                    return parts[0], parts[1]
+    return None
 
 
 # --- the report ---------------------------------------------------------------------------------------------
@@ -891,7 +920,8 @@ def print_details(result: Result) -> None:
     if result.checked:
         print(
             f"    --check-screens: lanes drained {result.drain_seconds:.1f} s after the last press; then "
-            f"group screens not showing the stored hand and turn: {result.behind} of {result.checked}"
+            f"group screens not showing the stored hand and turn: {result.behind} of {result.checked}; "
+            f"hands shown by two messages: {result.repeated} ({result.deleted} second copies deleted)"
             + "".join(f"\n      {example}" for example in result.behind_examples[:30])
         )
     print(
