@@ -32,7 +32,7 @@ from bot.store.history import RedisHistory
 from bot.store.once import RedisOnce
 from bot.store.outbox import RedisOutbox
 from bot.store.prefs import RedisPreferences
-from bot.store.redis_store import AnyRedis
+from bot.store.redis_client import AnyRedis
 from bot.store.surfaces import split_key
 from bot.sweep import OUTAGE_ERRORS, SWEEP_INTERVAL, DeadlineSweep, OutageLog
 from bot.views import Outcome, OutMessage

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from bot.leaderboard.model import GameResult, PlayerRef
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import AnyRedis, unavailable_errors
+from bot.store.redis_client import AnyRedis, unavailable_errors
 
 
 def result_to_json(result: GameResult) -> str:

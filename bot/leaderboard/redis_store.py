@@ -53,7 +53,7 @@ from bot.leaderboard.model import (
 )
 from bot.leaderboard.ports import LeaderboardBusy
 from bot.store.ports import DEFAULT_PREFIX, check_key
-from bot.store.redis_store import AnyRedis, is_cluster, unavailable_errors
+from bot.store.redis_client import AnyRedis, is_cluster, unavailable_errors
 
 __all__ = ["RedisLeaderboard"]
 

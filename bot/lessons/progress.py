@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import AnyRedis, unavailable_errors
+from bot.store.redis_client import AnyRedis, unavailable_errors
 
 #: How long a learner's progress is kept after their last step (a year).
 PROGRESS_TTL = 365 * 86400

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.store.ports import DEFAULT_PREFIX, check_key
-from bot.store.redis_store import AnyRedis, is_cluster, unavailable_errors
+from bot.store.redis_client import AnyRedis, is_cluster, unavailable_errors
 
 #: How long a finished hand is kept by default (the host's ``HISTORY_DAYS``, 30).
 DEFAULT_RETENTION_SECONDS = 30 * 86400.0

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import AnyRedis, unavailable_errors
+from bot.store.redis_client import AnyRedis, unavailable_errors
 
 #: How long a handled delivery id is remembered (Telegram retries a webhook update for less than this).
 ONCE_TTL = 600.0

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import AnyRedis, unavailable_errors
+from bot.store.redis_client import AnyRedis, unavailable_errors
 from bot.views import Button, OutMessage
 
 OUTBOX_CAP = 10_000

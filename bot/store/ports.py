@@ -2,8 +2,8 @@
 
 The bot serializes a table to an opaque JSON string; the store keeps it next to an integer version and a few
 small indexes, and every write is a compare-and-set on that version. Implementations live in
-:mod:`bot.store.redis_store` (production and integration tests) and :mod:`bot.store.memory` (unit tests of
-the service); both follow exactly the semantics documented here.
+:mod:`bot.store.redis_store` and :mod:`bot.store.redis_deadlines` (production and integration tests) and
+:mod:`bot.store.memory` (unit tests of the service); both follow exactly the semantics documented here.
 
 Semantics shared by every :class:`TableStore`:
 
@@ -34,7 +34,7 @@ Semantics shared by every :class:`DeadlineStore` (a deadline is an opaque key wi
   firing outlived its lease may fire twice (the second firing finds the table moved on and does nothing).
 * ``schedule_missing`` schedules only the keys not scheduled at all, leaving leased and pending ones alone.
 
-On a Redis Cluster (``REDIS_URL=redis+cluster://…``, the layout in :mod:`bot.store.redis_store`) a Lua script
+On a Redis Cluster (``REDIS_URL=redis+cluster://…``, the layout in :mod:`bot.store.redis_layout`) a Lua script
 reaches the keys of one hash slot only. The stores keep every guarantee above, with these differences:
 
 * A table, its shard of the live set and its shard of the deadlines share a slot (16 shards; a table's is

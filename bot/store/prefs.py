@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.store.ports import DEFAULT_PREFIX
-from bot.store.redis_store import AnyRedis, unavailable_errors
+from bot.store.redis_client import AnyRedis, unavailable_errors
 
 
 class PreferencesStore(Protocol):

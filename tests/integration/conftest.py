@@ -23,8 +23,10 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from redis_servers import CLUSTER_PIDS, LocalCluster
 
-from bot.store.embedded import EmbeddedRedis, client_for_url
-from bot.store.redis_store import AnyRedis, RedisDeadlineStore, RedisTableStore
+from bot.store.embedded import EmbeddedRedis
+from bot.store.redis_client import AnyRedis, client_for_url
+from bot.store.redis_deadlines import RedisDeadlineStore
+from bot.store.redis_store import RedisTableStore
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]
 

@@ -27,7 +27,9 @@ from bot.model import ChatRef, TableStatus
 from bot.store.embedded import EmbeddedRedis
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import RedisPreferences
-from bot.store.redis_store import AnyRedis, RedisDeadlineStore, RedisTableStore
+from bot.store.redis_client import AnyRedis
+from bot.store.redis_deadlines import RedisDeadlineStore
+from bot.store.redis_store import RedisTableStore
 from bot.sweep import DeadlineSweep, rearm_lost_deadlines
 from bot.views import Outcome
 

@@ -19,7 +19,7 @@ from bot.bootstrap import redis_service
 from bot.history import parse_kept
 from bot.history_text import export_json
 from bot.store.history import RedisHistory
-from bot.store.redis_store import AnyRedis
+from bot.store.redis_client import AnyRedis
 from bot.tokens import history_token
 from engine.replay import run_case
 

@@ -29,7 +29,7 @@ from bot.leaderboard import (
 )
 from bot.leaderboard.model import MODEL, RankBy, apply_result, is_ranked
 from bot.store import StoreUnavailable
-from bot.store.redis_store import AnyRedis
+from bot.store.redis_client import AnyRedis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -16,7 +16,7 @@ from bot.model import ChatRef, UserRef
 from bot.service import Service, ServiceDeps
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
-from bot.store.redis_store import AnyRedis
+from bot.store.redis_client import AnyRedis
 
 StoreFactory = Callable[[], Awaitable[ProgressStore]]
 

@@ -14,7 +14,7 @@ from bot.leaderboard.queue import RedisResultQueue
 from bot.model import ChatRef, TableStatus, UserRef
 from bot.store import RedisDeadlineStore, RedisTableStore, VersionConflict
 from bot.store.ports import DeadlineChanges
-from bot.store.redis_store import AnyRedis
+from bot.store.redis_client import AnyRedis
 
 USER = UserRef("t:1", "Ane", "en")
 

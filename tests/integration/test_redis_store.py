@@ -41,7 +41,8 @@ from bot.store import (
     connect,
     update_with_retries,
 )
-from bot.store.redis_store import AnyRedis, shard_tags
+from bot.store.redis_client import AnyRedis
+from bot.store.redis_layout import shard_tags
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]  # the make_client fixture (see conftest.py)
 WEEK = 7 * 86400
@@ -786,7 +787,8 @@ async def test_connect_starts_an_embedded_server_without_url(tmp_path: Path) -> 
 
 _COUNT_CHILDREN = """
 import os
-import bot.store, bot.store.embedded, bot.store.redis_store
+import bot.store, bot.store.embedded, bot.store.processes, bot.store.redis_client, bot.store.redis_connect
+import bot.store.redis_deadlines, bot.store.redis_layout, bot.store.redis_server, bot.store.redis_store
 children = 0
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:

@@ -34,7 +34,9 @@ from bot.leaderboard import GLOBAL_SCOPE, RedisLeaderboard
 from bot.model import TableStatus, UserRef
 from bot.store.embedded import EmbeddedRedis
 from bot.store.prefs import RedisPreferences
-from bot.store.redis_store import AnyRedis, RedisDeadlineStore, RedisTableStore
+from bot.store.redis_client import AnyRedis
+from bot.store.redis_deadlines import RedisDeadlineStore
+from bot.store.redis_store import RedisTableStore
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]
 UNAVAILABLE = "The game store is unavailable right now; try again in a moment."

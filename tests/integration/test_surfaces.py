@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.store.redis_store import AnyRedis
+from bot.store.redis_client import AnyRedis
 from bot.store.surfaces import MemorySurfaces, RedisSurfaces, SurfaceStore
 
 
