@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from engine.ai.policy import Policy, make_policy
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import Match, MatchConfig
 
 

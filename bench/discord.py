@@ -53,7 +53,8 @@ from adapters.discord.app import DiscordRuntime
 from bot.model import TableState, TableStatus
 from bot.service import Service
 from engine.cards import card_name
-from engine.hand import Hand, Phase
+from engine.hand import Hand
+from engine.hand_types import Phase
 from tests.e2e.conftest import FAST, code_of, memory_service, stamp_of
 from tests.e2e.discord_harness import DiscordTable, start_discord_bot
 from tests.e2e.fake_discord import Call, FakeDiscord, FakeGuild, FakeInteraction, StoredMessage

@@ -66,7 +66,8 @@ from bot.service import Service, ServiceDeps
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
 from bot.store.surfaces import MemorySurfaces
-from engine.hand import Hand, Phase
+from engine.hand import Hand
+from engine.hand_types import Phase
 from engine.state import restore_match
 from tests.e2e.fake_telegram import Call, FakeChat, FakeTelegram, FakeUser, StoredMessage
 

@@ -17,7 +17,7 @@ from engine.ai.baseline import BaselinePlayer
 from engine.ai.policy import Policy
 from engine.cards import parse_cards
 from engine.errors import MusError
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.views import SeatView
 
 _ = N_

@@ -20,7 +20,7 @@ from bot.private_view import picker_open
 from bot.render import Renderer
 from bot.views import OutMessage
 from engine.ai.policy import Policy
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import Match
 from engine.state import match_state, restore_match
 

@@ -17,7 +17,7 @@ from bot.tokens import Token, turn_stamp
 from engine.actions import Action
 from engine.cards import Card, card_name
 from engine.errors import CatchError, MusError, SenaError
-from engine.hand import Phase
+from engine.hand_types import Phase
 
 __all__ = ["Answer", "FlowSettings", "Refusal", "TableContext", "load_context", "private_signature"]
 

@@ -23,7 +23,7 @@ from bot.model import TableState
 from engine.betting import BetStatus
 from engine.cards import parse_cards
 from engine.evaluation import Lance
-from engine.hand import LanceResult
+from engine.hand_types import LanceResult
 from engine.replay import FORMAT as CONFORMANCE_FORMAT
 from engine.replay import run_hand
 

@@ -14,7 +14,7 @@ from bot.names import MACHINE_MARK, clean_name, isolate
 from engine.actions import Action, ActionKind
 from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
 from engine.evaluation import Lance, ParesKind, evaluate
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import amarracos
 from engine.senas import Sena
 

@@ -16,7 +16,8 @@ from bot.tokens import action_code, hand_stamp, make_token, pick_code, sena_stam
 from bot.views import Button, OutMessage
 from engine.actions import ActionKind
 from engine.cards import Card, card_name
-from engine.hand import Hand, Phase
+from engine.hand import Hand
+from engine.hand_types import Phase
 from engine.match import Match
 from engine.senas import true_senas
 

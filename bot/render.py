@@ -40,7 +40,8 @@ from bot.private_view import PrivateView
 from bot.tokens import action_code, hand_stamp, lobby_stamp, make_token, turn_stamp
 from bot.views import Button, OutMessage
 from engine.actions import ActionKind
-from engine.hand import Hand, Phase
+from engine.hand import Hand
+from engine.hand_types import Phase
 from engine.match import Match
 
 _ = N_

@@ -15,7 +15,7 @@ from bot.labels import LANCE_NAMES, PARES_NAMES, action_label, labelled, seat_na
 from bot.model import TableState
 from engine.betting import BetStatus
 from engine.evaluation import Lance, evaluate
-from engine.hand import CountLine, LanceResult, Phase
+from engine.hand_types import CountLine, LanceResult, Phase
 from engine.views import PublicAction, SeatView
 
 _ = N_

@@ -9,7 +9,8 @@ from engine.betting import BetStatus
 from engine.cards import Card, card_name, parse_card, parse_cards
 from engine.errors import MusError
 from engine.evaluation import Lance, ParesKind, compare, evaluate
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.match import Match, MatchConfig, amarracos
 from engine.senas import Sena
 from engine.views import SeatView

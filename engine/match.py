@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from engine.actions import Action, ActionKind
 from engine.errors import HandOverError, MusError
 from engine.evaluation import hand_code
-from engine.hand import DEFAULT_TARGET, LANCE_OF_PHASE, ActionRecord, Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import DEFAULT_TARGET, LANCE_OF_PHASE, ActionRecord, HandConfig, Phase
 from engine.senas import DEFAULT_CATCH_WINDOW, CatchRecord, Sena, SenaRecord
 from engine.views import PublicAnswer, SeatView, hand_view
 

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.actions import parse_action
 from engine.cards import FULL_DECK, card_names, parse_card, parse_cards
 from engine.errors import ActionSyntaxError, CardError, RecordError
-from engine.hand import Hand, HandConfig
+from engine.hand import Hand
+from engine.hand_types import HandConfig
 from engine.senas import DEFAULT_CATCH_WINDOW
 
 Entry = tuple[int, str] | tuple[int, str, float]

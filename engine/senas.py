@@ -1,12 +1,25 @@
-"""Señas: the eight signals a player may make to its partner, and when each is true."""
+"""Señas: the eight signals a player may make to its partner, when each is true, and who may make or catch
+one and when (plain functions of the records, which a :class:`engine.hand.Hand` keeps).
+
+RULES.md decisions encoded here:
+
+- a seña is true of the player's four cards at that moment (effective ranks: 3 is a rey, 2 an as);
+- at most :data:`MAX_SENAS_PER_HAND` (2) señas per player and hand, only at a table with señas on;
+- **Decision (ours):** a seña needs four cards: a seat waiting for its replacements cannot make one;
+- the partner always knows the seña; a rival knows it only by catching it, within the catch window after it
+  was made (the caller's clock: the engine never reads time), once per rival and seña;
+- **Decision (ours):** catches end with the hand: once it is over, a catch is refused even inside the window.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.cards import CARD_RANK, Card
+from engine.errors import CatchError, HandOverError, SenaError
 from engine.evaluation import ParesKind, evaluate
 
 #: A player makes at most this many señas per hand.
@@ -75,3 +88,86 @@ class CatchRecord:
     sena_index: int
     seat: int
     caught_at: float
+
+
+def made_by(made: Sequence[SenaRecord], seat: int) -> int:
+    """How many of the señas ``made`` this hand ``seat`` made."""
+    return sum(1 for s in made if s.seat == seat)
+
+
+def check_can_make(
+    made: Sequence[SenaRecord],
+    seat: int,
+    sena: Sena | str,
+    *,
+    over: bool,
+    enabled: bool,
+    hands: Sequence[Sequence[Card]],
+) -> None:
+    """Raise :class:`SenaError` (or :class:`HandOverError`) unless ``seat`` may make ``sena`` now, given the
+    señas ``made`` so far, whether the hand is ``over``, whether señas are on, and the seats' cards."""
+    if over:
+        raise HandOverError("the hand is over")
+    if seat not in range(4):
+        raise SenaError(f"there is no seat {seat!r}")
+    if not enabled:
+        raise SenaError("señas are off at this table")
+    try:
+        name = Sena(sena)
+    except ValueError:
+        raise SenaError(f"unknown seña {sena!r}") from None
+    if len(hands[seat]) != 4:
+        raise SenaError(f"seat {seat} is waiting for its new cards")
+    if made_by(made, seat) >= MAX_SENAS_PER_HAND:
+        raise SenaError(f"seat {seat} has made its {MAX_SENAS_PER_HAND} señas this hand")
+    if not sena_is_true(name, hands[seat]):
+        raise SenaError(f"{name.value} is not true of seat {seat}'s cards")
+
+
+def new_sena(
+    made: Sequence[SenaRecord], seat: int, sena: Sena | str, now: float, after_action: int
+) -> SenaRecord:
+    """The record of ``seat`` making ``sena`` (already checked) at ``now``, after ``after_action`` actions."""
+    if not math.isfinite(now):
+        raise SenaError(f"a seña needs a finite time, not {now!r}")
+    return SenaRecord(len(made), seat, Sena(sena), float(now), after_action)
+
+
+def window_open(made: SenaRecord, now: float, window: float) -> bool:
+    """Whether the seña ``made`` can be caught at ``now``, with a catch window of ``window`` seconds."""
+    return made.made_at <= now <= made.made_at + window
+
+
+def check_can_catch(
+    made: Sequence[SenaRecord],
+    catches: Sequence[CatchRecord],
+    seat: int,
+    sena_index: int,
+    now: float,
+    *,
+    over: bool,
+    window: float,
+) -> None:
+    """Raise :class:`CatchError` (or :class:`HandOverError`) unless ``seat`` may catch seña ``sena_index`` at
+    ``now``: the hand going on (catches end with it), the window of ``window`` seconds open."""
+    if over:
+        raise HandOverError("the hand is over")
+    if not math.isfinite(now):
+        raise CatchError(f"a catch needs a finite time, not {now!r}")
+    if seat not in range(4):
+        raise CatchError(f"there is no seat {seat!r}")
+    if not 0 <= sena_index < len(made):
+        raise CatchError(f"there is no seña {sena_index!r}")
+    if made[sena_index].seat % 2 == seat % 2:
+        raise CatchError("only a rival catches a seña; partners see it anyway")
+    if any(c.sena_index == sena_index and c.seat == seat for c in catches):
+        raise CatchError("already caught")
+    if not window_open(made[sena_index], now, window):
+        raise CatchError("too late: the catch window has closed")
+
+
+def known_to(made: Sequence[SenaRecord], catches: Sequence[CatchRecord], seat: int, sena_index: int) -> bool:
+    """Whether ``seat`` knows which seña ``sena_index`` was (its own side's, or caught)."""
+    if made[sena_index].seat % 2 == seat % 2:
+        return True
+    return any(c.sena_index == sena_index and c.seat == seat for c in catches)

@@ -14,7 +14,8 @@ from engine.actions import Action, ActionKind
 from engine.betting import BetStatus, deje_of
 from engine.cards import Card
 from engine.evaluation import HandEval, Lance, evaluate
-from engine.hand import CountLine, Hand, LanceResult, OrdagoResult, Phase
+from engine.hand import Hand
+from engine.hand_types import CountLine, LanceResult, OrdagoResult, Phase
 from engine.senas import MAX_SENAS_PER_HAND, Sena
 
 

@@ -271,7 +271,7 @@ async def human_step(
     """One move of the game: the human on turn presses a random legal button (discarding their first
     card in the discard phase); machine turns and deals are fired by advancing the clock. False once over."""
     from bot.model import TableStatus
-    from engine.hand import Phase
+    from engine.hand_types import Phase
 
     state = await h.load(table_id)
     if state.table.status is not TableStatus.PLAYING:

@@ -29,7 +29,8 @@ from bot.views import Button, OutMessage
 from engine.actions import ActionKind, parse_action
 from engine.cards import parse_card, parse_cards
 from engine.evaluation import Lance, ParesKind
-from engine.hand import LANCE_OF_PHASE, Hand, Phase
+from engine.hand import Hand
+from engine.hand_types import LANCE_OF_PHASE, Phase
 from engine.senas import Sena
 
 _ = N_

@@ -14,7 +14,7 @@ from engine.actions import Action, ActionKind
 from engine.ai.strength import percentile
 from engine.cards import CARD_RANK, CARD_VALUE, Card
 from engine.evaluation import Lance, ParesKind, evaluate
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.senas import Sena, true_senas
 from engine.views import SeatView, SenaView
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from engine.actions import Action
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.senas import Sena, true_senas
 from engine.views import SeatView, SenaView
 

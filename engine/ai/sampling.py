@@ -33,7 +33,7 @@ from engine.ai.rivals import Callers, accept_threshold
 from engine.ai.tables import LANCE_INDEX, P5, RANK_CARDS, SENA_CODES
 from engine.cards import CARD_RANK
 from engine.evaluation import Lance
-from engine.hand import LANCE_OF_PHASE, Phase
+from engine.hand_types import LANCE_OF_PHASE, Phase
 from engine.match import BIG_BET, is_big_bet
 from engine.senas import Sena
 from engine.views import SeatView

@@ -41,7 +41,7 @@ from engine.ai.tables import P5
 from engine.ai.valuation import Valuation
 from engine.betting import BetStatus
 from engine.cards import CARD_RANK
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.senas import Sena, true_senas
 from engine.views import SeatView, SenaView
 

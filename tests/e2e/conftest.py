@@ -38,7 +38,7 @@ from bot.store.prefs import MemoryPreferences
 from bot.store.surfaces import MemorySurfaces, SurfaceStore
 from bot.throttle import Throttle
 from engine.cards import SUIT_SYMBOLS, Card, card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import Match
 from engine.state import restore_match
 

@@ -25,7 +25,7 @@ from bot.model import TableState, TableStatus
 from bot.service import Service
 from bot.store.surfaces import MemorySurfaces, SurfaceStore
 from engine.cards import SUIT_SYMBOLS, card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import Match
 
 from .conftest import code_of, default_choice, record_cards, stamp_of, watch_writes

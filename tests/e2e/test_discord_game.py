@@ -15,7 +15,7 @@ from bot.flow import FlowSettings
 from bot.model import TableState, TableStatus
 from bot.service import Service
 from bot.store.surfaces import MemorySurfaces
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import Match
 
 from .conftest import FAST, assert_interactions_answered, memory_service

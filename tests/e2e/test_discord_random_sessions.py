@@ -29,7 +29,7 @@ from adapters.discord.app import DiscordRuntime
 from bot.flow import FlowSettings
 from bot.model import TableStatus
 from engine.cards import card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 
 from .conftest import code_of, memory_service, slot_of, stamp_of
 from .discord_harness import DiscordTable, audit_no_card_leaks, ever_ids, start_discord_bot

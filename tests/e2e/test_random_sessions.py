@@ -25,7 +25,7 @@ import pytest
 from bot.flow import FlowSettings
 from bot.model import TableStatus
 from engine.cards import card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 
 from .conftest import (
     RunningBot,

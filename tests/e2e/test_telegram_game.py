@@ -28,7 +28,7 @@ from bot.model import TableState, TableStatus
 from bot.render import MACHINE_NAMES
 from bot.store.surfaces import RedisSurfaces
 from engine.actions import ActionKind
-from engine.hand import Phase
+from engine.hand_types import Phase
 from engine.match import Match
 
 from .conftest import (

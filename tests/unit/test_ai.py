@@ -16,7 +16,8 @@ from engine.actions import MUS, NO_MUS, NO_QUIERO, ORDAGO, QUIERO, ActionKind, e
 from engine.ai import BaselinePlayer, RandomPlayer, make_policy
 from engine.cards import FULL_DECK, parse_cards
 from engine.errors import MusError
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.match import Match, MatchConfig
 from engine.senas import sena_is_true
 

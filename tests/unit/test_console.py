@@ -31,7 +31,7 @@ from bot.model import TableState, TableStatus
 from bot.settings import Settings
 from bot.tokens import card_of_pick
 from engine.cards import card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 from tests.service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of, users_by_key
 
 INTERRUPT = "<Ctrl-C>"

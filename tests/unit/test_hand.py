@@ -35,7 +35,8 @@ from engine.errors import (
     RecordError,
 )
 from engine.evaluation import Lance
-from engine.hand import Hand, HandConfig, OrdagoResult, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, OrdagoResult, Phase
 from engine.record import record_of
 
 # -- deals -------------------------------------------------------------------------------------------------

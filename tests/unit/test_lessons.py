@@ -36,7 +36,7 @@ from bot.tokens import MAX_TOKEN_BYTES, lesson_tag, lesson_token, parse_token
 from bot.views import OutMessage
 from engine.errors import MusError
 from engine.evaluation import Lance, evaluate
-from engine.hand import Phase
+from engine.hand_types import Phase
 
 EN = translator("en")
 ANE = UserRef("tg:1", "Ane", "en")

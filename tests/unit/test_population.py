@@ -11,7 +11,8 @@ from engine.ai.policy import POLICIES
 from engine.ai.population import STYLES, MixedPair
 from engine.arena import main, run_arena
 from engine.cards import FULL_DECK, parse_cards
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.senas import sena_is_true
 
 

@@ -27,7 +27,7 @@ from bot.flow import FlowSettings
 from bot.tokens import parse_token, turn_stamp
 from engine.actions import ActionKind
 from engine.cards import card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 
 PLAYERS = (ANE, BRAIS, CAMILLE, DANI)
 OVER = "This game is over. Type /newgame for another one."

@@ -14,7 +14,8 @@ from engine.ai.rivals import PRIOR, TYPES, Callers
 from engine.ai.tables import LANCE_INDEX
 from engine.cards import FULL_DECK, parse_cards
 from engine.evaluation import Lance, hand_code
-from engine.hand import Hand, HandConfig
+from engine.hand import Hand
+from engine.hand_types import HandConfig
 from engine.match import ANSWERS_KEPT, Match, MatchConfig, answers_of
 from engine.state import dump_match, load_match, pack_answer, unpack_answer
 from engine.views import PublicAnswer

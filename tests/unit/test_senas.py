@@ -9,7 +9,8 @@ import pytest
 from engine.actions import MUS, NO_MUS, PASO, discard
 from engine.cards import FULL_DECK, parse_cards
 from engine.errors import CatchError, HandOverError, SenaError
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.record import record_of
 from engine.senas import MAX_SENAS_PER_HAND, Sena, sena_is_true, true_senas
 

@@ -44,7 +44,7 @@ from bot.store.ports import StoreUnavailable
 from bot.tokens import parse_token
 from engine.actions import ActionKind
 from engine.cards import FULL_DECK, card_name
-from engine.hand import Phase
+from engine.hand_types import Phase
 
 ALREADY_TABLE = "There is already a table in this chat."
 NOT_SEATED = "You are not seated at this table."

@@ -13,7 +13,8 @@ from engine.actions import MUS, NO_MUS, PASO, Action, ActionKind, discard
 from engine.ai import BaselinePlayer
 from engine.cards import CARD_NAMES, parse_cards
 from engine.errors import MusError, RecordError
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.match import Match, MatchConfig
 from engine.record import parse_record, record_of, replay
 from engine.senas import Sena, true_senas

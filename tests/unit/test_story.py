@@ -13,7 +13,8 @@ from bot.render import Renderer
 from bot.tokens import parse_token, turn_stamp
 from engine.actions import parse_action
 from engine.cards import FULL_DECK, parse_cards
-from engine.hand import Hand, Phase
+from engine.hand import Hand
+from engine.hand_types import Phase
 from engine.match import Match, MatchConfig
 
 # s0 R R C S (par, 40)   s1 A A 4 5 (par, 11)   s2 7 7 6 C (par, 30)   s3 R C S A (31)

@@ -16,7 +16,8 @@ from engine.ai.sampling import ERRATIC_HISTORY, Beliefs, erratic_rivals, unseen_
 from engine.ai.tables import P5, SENA_CODES, TEAM_WIN, erratic_value, game_value
 from engine.cards import CARD_RANK, FULL_DECK, Card, parse_cards
 from engine.evaluation import Lance, evaluate, hand_code
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.match import Match, MatchConfig
 from engine.senas import Sena, sena_is_true
 from engine.views import SeatView

@@ -14,7 +14,8 @@ from engine.ai import RandomPlayer
 from engine.cards import Card
 from engine.errors import MusError
 from engine.evaluation import Lance, evaluate
-from engine.hand import Hand, HandConfig, Phase
+from engine.hand import Hand
+from engine.hand_types import HandConfig, Phase
 from engine.match import Match, MatchConfig
 from engine.senas import true_senas
 from engine.views import SeatView
