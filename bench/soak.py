@@ -86,7 +86,7 @@ from redis.asyncio import Redis
 from bench.procs import Group, die_with_me, free_port, percentile
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
-from bot.store.embedded import redis_server_binary
+from bot.store.redis_server import redis_server_binary
 from tests.e2e.fake_telegram import CallbackRecord, FakeTelegram, FakeUser, StoredMessage
 
 TOKEN = "123456:SOAK-token"

@@ -35,6 +35,7 @@ from bot.drawing import Drawer, Pending, same_slot, versioned
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
 from bot.transport import (
+    CountingTransport,
     DeliveryError,
     MessageGone,
     NotModified,
@@ -130,8 +131,10 @@ class Delivery:
             "dropped": 0,
             "superseded": 0,
             "reshown": 0,
+            "awaited": 0,
         }
-        self.drawer = Drawer(transport, surfaces, self.stats)
+        self._counted = CountingTransport(transport)
+        self.drawer = Drawer(self._counted, surfaces, self.stats)
         """Draws each view on its slot's message (and remembers what it drew)."""
 
     def owns(self, chat: str) -> bool:
@@ -303,17 +306,26 @@ class Delivery:
 
     async def _run(self, lane: _Lane) -> None:
         try:
+            turn: float | None = None  # when the turn this lane waited for began, while no call used it
             while lane.pending:
-                if not lane.pending[0].check:
+                if not lane.pending[0].check and not self._unused(turn):
                     await self._pace(lane)
+                    turn = self.clock()
                 item = lane.pending.pop(0)
-                if not item.check:
-                    lane.last_call = self.clock()
+                started, calls = self.clock(), self._counted.calls
                 retry = await self._attempt(lane, item)
+                if self._counted.calls != calls:
+                    lane.last_call, turn = started, None
                 if retry is not None:
                     await asyncio.sleep(retry)
         finally:
             lane.idle.set()
+
+    def _unused(self, turn: float | None) -> bool:
+        """Whether a turn the lane waited for, and made no call in (a view skipped, superseded, or waiting
+        for another worker's post), is still fresh enough for the next call: half an interval at most, so
+        that a call never comes much later than its turn, when other workers' turns may have begun."""
+        return turn is not None and self.clock() - turn <= self.min_interval / 2
 
     async def _pace(self, lane: _Lane) -> None:
         """Wait for the lane's turn to call: this worker's interval since its last call to the chat, then a
@@ -339,7 +351,7 @@ class Delivery:
             if item.check:
                 await self.drawer.check_shown(lane.chat_id, lane.pending, message)
                 return None
-            await self.drawer.draw(lane.chat_id, lane.pending, item)
+            return await self.drawer.draw(lane.chat_id, lane.pending, item)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             metrics.RATE_LIMITED.labels(self.platform).inc()
@@ -374,35 +386,14 @@ class Delivery:
         return None
 
     async def _attempt_strip(self, lane: _Lane, item: Pending) -> float | None:
-        """Remove the buttons of a superseded message (delete a second copy); a message gone or already bare
-        is fine as it is."""
-        assert item.strip is not None
+        """Remove the buttons of a superseded message (delete a second copy); on a rate limit, put it back
+        (a bounded number of times) and return the wait."""
         try:
-            if item.duplicate and await self._delete_copy(lane.chat_id, item.strip):
-                return None
-            await self.transport.clear_buttons(lane.chat_id, item.strip)
-            self.stats["stripped"] += 1
+            await self.drawer.strip(lane.chat_id, item)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             item.attempts += 1
             if item.attempts < self.max_attempts:
                 lane.pending.insert(0, item)
             return exc.retry_after
-        except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
-            log.info("buttons of message %s in chat %s stay: %s", item.strip, lane.chat_id, exc)
-        except DeliveryError as exc:
-            log.warning("could not remove the buttons of a message in chat %s: %s", lane.chat_id, exc)
         return None
-
-    async def _delete_copy(self, chat_id: str, message_id: str) -> bool:
-        """Delete a second copy of a message; False if the platform will not (its buttons go instead). A
-        rate limit or a message already gone is the caller's to handle, as for any strip."""
-        try:
-            await self.transport.delete(chat_id, message_id)
-        except (MessageGone, RateLimited):
-            raise
-        except DeliveryError as exc:
-            log.info("a second copy of a message in chat %s stays, without buttons: %s", chat_id, exc)
-            return False
-        self.stats["deleted"] += 1
-        return True

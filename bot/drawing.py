@@ -4,8 +4,10 @@ A :class:`Drawer` makes the call for one view (:mod:`bot.delivery` has the lanes
 A view of a kept slot that knows its table version (:attr:`bot.views.OutMessage.version`) is first offered
 to the store (:class:`bot.store.surfaces.SurfaceStore`): it goes out only if no newer view of its epoch (its
 message: a hand, or cards) was offered, and one identical to the newest offered is left to the worker that
-offered it. An epoch's message is posted by whichever worker draws it first (the first recorded stays), and
-edited after that. After each call the drawer looks again: a newer view offered meanwhile is drawn again
+offered it. An epoch's message is posted by whichever worker draws it first: the store gives that worker a
+claim on the post, and another worker's view of the epoch waits for the message, to edit it (a claim lasts a
+few seconds, for a worker that dies posting; a second copy posted all the same is deleted). It is edited
+after that. After each call the drawer looks again: a newer view offered meanwhile is drawn again
 (this call may have landed after it), and a message that is no longer its epoch's, or whose hand is over,
 loses its buttons. Views that know no version (answers, notices) are drawn as they come.
 """
@@ -14,15 +16,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 from dataclasses import dataclass, replace
 
 from bot.store.surfaces import Offer, SurfaceStore
-from bot.transport import MessageGone, NotModified, Transport
+from bot.transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
 from bot.views import OutMessage
 
 log = logging.getLogger(__name__)
 
 _SHOWN_CAP = 50_000
+#: While another worker posts an epoch's message, look again this often (seconds) to edit it once it is there.
+POST_POLL = 0.1
 
 
 @dataclass
@@ -67,6 +72,8 @@ class Drawer:
         self.transport = transport
         self.surfaces = surfaces
         self.stats = stats
+        self.token = secrets.token_hex(6)
+        """This worker's name in the store's claims to post a message."""
         # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
         self._shown: dict[tuple[str, str, str], Shown] = {}
 
@@ -98,9 +105,11 @@ class Drawer:
             return None
         return await self.surfaces.get(message.table, chat_id, message.slot)
 
-    async def draw(self, chat_id: str, queue: list[Pending], item: Pending) -> None:
+    async def draw(self, chat_id: str, queue: list[Pending], item: Pending) -> float | None:
         """Make the chat show one view (a call, or none if it shows it already or a newer one is due);
-        follow-up calls (a view shown again, buttons to remove) go to the front of ``queue``."""
+        follow-up calls (a view shown again, buttons to remove) go to the front of ``queue``. The seconds to
+        wait before the lane's next call if the view waits (at the front of ``queue``) for another worker's
+        post of its message."""
         message = item.message
         shown_key = (chat_id, message.table, message.slot)
         content = (message.text, message.buttons)
@@ -108,7 +117,7 @@ class Drawer:
         if not versioned(message):
             if not item.force and not message.fresh and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
-                return
+                return None
             known = await self.known(chat_id, message)
             post = message.fresh or known is None
         else:
@@ -116,28 +125,34 @@ class Drawer:
             # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
             # worker that offered it (it shows it).
             shares = not (item.force or item.reshow or message.fresh)
-            offer = await self.offer(chat_id, message, shares=shares)
+            offer = await self.offer(chat_id, message, shares=shares, posts=not item.reshow)
             if offer.same and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
-                return
+                return None
             known = offer.message_id
             older = message.since < offer.current
             if (not offer.accepted and not offer.same) or (known is None and older):
                 # A newer view of its epoch came, or its epoch's message was never posted and a newer
                 # hand's is on screen: nothing to draw.
                 self.stats["superseded"] += 1
-                return
+                return None
+            if known is None and offer.wait > 0:
+                # Another worker is posting this epoch's message: edit it once it is there, rather than post
+                # a second copy (newer views of the slot that come meanwhile take this one's place).
+                self.stats["awaited"] += 1
+                queue.insert(0, item)
+                return min(offer.wait, POST_POLL)
             # A new message begins each epoch (a new hand, new cards), posted by whichever worker draws
             # it first; a fresh view of the newest epoch posts it again (the table posted at the bottom).
             post = known is None or (message.fresh and not older)
             if item.reshow and post:
-                return  # the worker whose view begins a new message posts it; this one only edits
+                return None  # the worker whose view begins a new message posts it; this one only edits
             # Unchanged since this worker showed it, and no other worker showed anything since: no call.
             unchanged = shown is not None and shown.content == content and shown.version == offer.previous
             if not item.force and not post and unchanged:
                 self.stats["skipped"] += 1
                 self.remember(shown_key, content, message.version)  # what the slot shows is this version
-                return
+                return None
         if known is not None and not post:
             try:
                 await self.transport.edit(chat_id, known, message)
@@ -151,15 +166,19 @@ class Drawer:
             if known is not None:
                 self.remember(shown_key, content, message.version, known)
                 await self.after_call(chat_id, queue, message, known)
-                return
+                return None
         sent = await self.transport.send(chat_id, message)
         self.stats["send"] += 1
         if await self.record_sent(chat_id, queue, message, sent, known):
             await self.after_call(chat_id, queue, message, sent)
+        return None
 
-    async def offer(self, chat_id: str, message: OutMessage, *, shares: bool = False) -> Offer:
+    async def offer(
+        self, chat_id: str, message: OutMessage, *, shares: bool = False, posts: bool = False
+    ) -> Offer:
         """Offer a versioned view to the store as its epoch's newest (``shares``: unless the newest offered
-        shows the same, which its worker shows)."""
+        shows the same, which its worker shows; ``posts``: this worker posts the epoch's message if it has
+        none, unless another worker is posting it)."""
         return await self.surfaces.offer(
             message.table,
             chat_id,
@@ -168,6 +187,7 @@ class Drawer:
             message.to_json(),
             since=message.since,
             digest=_digest(message) if shares else "",
+            poster=self.token if posts else "",
         )
 
     async def check_shown(self, chat_id: str, queue: list[Pending], message: OutMessage) -> None:
@@ -201,6 +221,36 @@ class Drawer:
             self.forget((chat_id, message.table, message.slot))
             # An edit of whatever message shows the slot: never a second new message.
             queue.insert(0, Pending(replace(view, fresh=False), force=True, reshow=True))
+
+    async def strip(self, chat_id: str, item: Pending) -> None:
+        """Remove the buttons of a superseded message, or delete a second copy (its buttons go if the
+        platform will not delete it); a message gone or already bare is fine as it is. A rate limit is the
+        lane's to wait out."""
+        assert item.strip is not None
+        try:
+            if item.duplicate and await self._delete_copy(chat_id, item.strip):
+                return
+            await self.transport.clear_buttons(chat_id, item.strip)
+            self.stats["stripped"] += 1
+        except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
+            log.info("buttons of message %s in chat %s stay: %s", item.strip, chat_id, exc)
+        except RateLimited:
+            raise
+        except DeliveryError as exc:
+            log.warning("could not remove the buttons of a message in chat %s: %s", chat_id, exc)
+
+    async def _delete_copy(self, chat_id: str, message_id: str) -> bool:
+        """Delete a second copy of a message; False if the platform will not. A rate limit or a message
+        already gone is the caller's to handle, as for any strip."""
+        try:
+            await self.transport.delete(chat_id, message_id)
+        except (MessageGone, RateLimited):
+            raise
+        except DeliveryError as exc:
+            log.info("a second copy of a message in chat %s stays, without buttons: %s", chat_id, exc)
+            return False
+        self.stats["deleted"] += 1
+        return True
 
     async def record_sent(
         self, chat_id: str, queue: list[Pending], message: OutMessage, sent: str, known: str | None

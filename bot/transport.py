@@ -65,3 +65,37 @@ class Transport(Protocol):
         """Delete a message the bot posted (a second copy of one, posted by two workers at once);
         ``MessageGone`` if it is gone already, ``Refused`` if it cannot be deleted."""
         ...
+
+
+class CountingTransport:
+    """A transport that counts the calls it passes on: a lane asks whether an attempt used its turn (a view
+    skipped, superseded or waiting for another worker's post makes no call: the next one takes the turn)."""
+
+    def __init__(self, inner: Transport) -> None:
+        """Pass every call on to ``inner``."""
+        self.inner = inner
+        self.calls = 0
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``inner`` writes to ``chat``."""
+        return self.inner.owns(chat)
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Count, then post."""
+        self.calls += 1
+        return await self.inner.send(chat, message)
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Count, then edit."""
+        self.calls += 1
+        await self.inner.edit(chat, message_id, message)
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Count, then remove the buttons."""
+        self.calls += 1
+        await self.inner.clear_buttons(chat, message_id)
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Count, then delete."""
+        self.calls += 1
+        await self.inner.delete(chat, message_id)

@@ -58,9 +58,7 @@ from typing import Any, Literal, Self
 import redis.exceptions
 
 from bot.store.processes import pid_alive, process_start_time, terminate
-from bot.store.redis_client import client_for_url as client_for_url  # re-exported for bench/scale.py
-from bot.store.redis_server import EmbeddedRedisError, probe_client, start_server
-from bot.store.redis_server import redis_server_binary as redis_server_binary  # re-exported for bench/soak.py
+from bot.store.redis_server import EmbeddedRedisError, probe_client, redis_server_binary, start_server
 
 __all__ = ["EmbeddedRedis"]
 

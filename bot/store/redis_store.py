@@ -34,9 +34,15 @@ from bot.store.ports import (
     check_version,
     normalize_user_keys,
 )
-from bot.store.redis_client import AnyRedis as AnyRedis  # re-exported: surfaces.py imports it from here
-from bot.store.redis_client import as_text, glob_escape, is_cluster, scan_batches, score_arg
-from bot.store.redis_client import unavailable_errors as unavailable_errors  # (re-exported likewise)
+from bot.store.redis_client import (
+    AnyRedis,
+    as_text,
+    glob_escape,
+    is_cluster,
+    scan_batches,
+    score_arg,
+    unavailable_errors,
+)
 from bot.store.redis_layout import KeyLayout
 from bot.store.redis_table_scripts import (
     LUA_CAS,

@@ -14,8 +14,10 @@ their calls may reach the platform in either order. So each slot also keeps, in 
 view offered for it by table version (``{chat}:{slot}:v``, ``…:view``, and ``…:h`` a digest of what it
 shows) and the epoch of the message that shows it (``…:p``: the version at which that message's hand, or
 cards, began). :meth:`SurfaceStore.offer` takes a view only if no newer one is there (nor the same one, which
-its worker shows), :meth:`SurfaceStore.record` takes a posted message only if no message of its epoch or a
-newer one was recorded first — each one script on one key — and a worker looks at :meth:`SurfaceStore.newest`
+its worker shows) and lets one worker at a time post an epoch's message (the others wait for it, to edit it),
+:meth:`SurfaceStore.record` takes a posted message only if no message of its epoch or a newer one was
+recorded first — each one script on one key (:mod:`bot.store.surface_scripts`) — and a worker looks at
+:meth:`SurfaceStore.newest`
 after its call: if a newer view came meanwhile, its own call may have landed last, and it shows the newest
 again (:class:`bot.delivery.Delivery`). Workers also share each chat's pacing
 (``{prefix}{platform}:pace:{chat}``: the time, on Redis's clock, from which the next call may go), so that
@@ -29,7 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
-from bot.store.redis_store import AnyRedis, unavailable_errors
+from bot.store import surface_scripts as scripts
+from bot.store.redis_client import AnyRedis, unavailable_errors
 
 #: How long a table's message ids are kept after their last change (a week: longer than any game).
 SURFACE_TTL = 7 * 86400
@@ -54,6 +57,9 @@ class Offer(NamedTuple):
     """The slot's newest epoch: its message is the one with live buttons."""
     same: bool = False
     """Not taken because the epoch's newest view shows the same (its ``digest``): its worker shows it."""
+    wait: float = 0.0
+    """The epoch has no message and another worker is posting it: the seconds its claim may still last
+    (0: the offering ``poster`` may post it). Meanwhile this view waits, to edit that message."""
 
 
 class Recorded(NamedTuple):
@@ -94,12 +100,26 @@ class SurfaceStore(Protocol):
         ...
 
     async def offer(
-        self, table: str, chat: str, slot: str, version: int, view: str, *, since: int, digest: str = ""
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        version: int,
+        view: str,
+        *,
+        since: int,
+        digest: str = "",
+        poster: str = "",
     ) -> Offer:
         """Make ``view`` (of table ``version``, of the slot's epoch ``since``) its epoch's newest, unless a
         newer version of that epoch was offered — or, with a ``digest`` of what it shows, unless the newest
         offered shows the same (then its worker, which shows it, stays responsible for it). Only the two
-        newest epochs of a slot are kept: a view of an older one is refused."""
+        newest epochs of a slot are kept: a view of an older one is refused.
+
+        ``poster`` (a worker's token) will post the epoch's message if it has none: the first such offer
+        claims the post for a few seconds (:data:`~bot.store.surface_scripts.POST_CLAIM`), until its message
+        is recorded; another worker's offer meanwhile is told to wait (:attr:`Offer.wait`) instead of
+        posting a copy."""
         ...
 
     async def record(
@@ -128,85 +148,19 @@ class SurfaceStore(Protocol):
         ...
 
 
-# The fields of a slot ``f`` (``{chat}:{slot}``) in the table's hash: ``f`` the message showing the slot and
-# ``f:p`` its epoch; ``f:e`` the newest epoch offered and ``f:e0`` the one before (the only two kept); for an
-# epoch ``e``, ``f@e:v`` its newest version offered, ``f@e:view`` that view, ``f@e:h`` its digest and
-# ``f@e:m`` the epoch's message.
-#
-# KEYS[1] the table's hash; ARGV: f, version, view, ttl, digest ('' for none), epoch. Returns 1 if taken, 0 if
-# not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the same; the
-# version offered before for the epoch, its message (false: none) and the newest epoch.
-_LUA_OFFER = """
-local f, e = ARGV[1], tonumber(ARGV[6])
-local newest = tonumber(redis.call('HGET', KEYS[1], f .. ':e') or '-1')
-local older = tonumber(redis.call('HGET', KEYS[1], f .. ':e0') or '-1')
-if e > newest then
-  if older >= 0 then
-    local g0 = f .. '@' .. older
-    redis.call('HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m')
-  end
-  redis.call('HSET', KEYS[1], f .. ':e', e, f .. ':e0', newest)
-  newest = e
-elseif e ~= newest and e ~= older then
-  return {0, 0, false, newest}
-end
-local g = f .. '@' .. e
-local previous = tonumber(redis.call('HGET', KEYS[1], g .. ':v') or '0')
-local mine = redis.call('HGET', KEYS[1], g .. ':m')
-if tonumber(ARGV[2]) < previous then return {0, previous, mine, newest} end
-if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
-  return {2, previous, mine, newest}
-end
-redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-return {1, previous, mine, newest}
-"""
-
-# KEYS[1] the table's hash; ARGV: f, message id, epoch (-1: no epoch, just the slot's message), ttl, the
-# message it replaces ('' for none). Returns 1 if taken (else 0) and the message replaced: the slot's, or for
-# an epoch older than the slot's message, that epoch's (else the message that was recorded first).
-_LUA_RECORD = """
-local f, e = ARGV[1], tonumber(ARGV[3])
-local current = redis.call('HGET', KEYS[1], f)
-if e < 0 then
-  redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', 0)
-  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-  return {1, current}
-end
-local g = f .. '@' .. e
-local mine = redis.call('HGET', KEYS[1], g .. ':m')
-if mine and mine ~= ARGV[5] then return {0, mine} end
-redis.call('HSET', KEYS[1], g .. ':m', ARGV[2])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-if e >= tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0') then
-  redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', e)
-  return {1, current}
-end
-return {1, mine}
-"""
-
-# KEYS[1] the chat's pacing key; ARGV[1] the interval in ms. Returns the wait in ms (Redis's clock, so every
-# worker books on one clock).
-_LUA_PACE = """
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local at = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
-local interval = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], at + interval, 'PX', at + interval - now + 1000)
-return at - now
-"""
-
-
 class RedisSurfaces:
-    """Surfaces in Redis, one namespace per platform (the layout above)."""
+    """Surfaces in Redis, one namespace per platform (the layout in :mod:`bot.store.surface_scripts`)."""
 
-    def __init__(self, redis: AnyRedis, prefix: str = "mus:") -> None:
-        """Use ``redis`` (not owned) under ``prefix``."""
+    def __init__(
+        self, redis: AnyRedis, prefix: str = "mus:", *, post_claim: float = scripts.POST_CLAIM
+    ) -> None:
+        """Use ``redis`` (not owned) under ``prefix``; a claim to post a message holds ``post_claim`` s."""
         self._redis = redis
         self._prefix = prefix
-        self._offer = redis.register_script(_LUA_OFFER)
-        self._record = redis.register_script(_LUA_RECORD)
-        self._pace = redis.register_script(_LUA_PACE)
+        self._post_claim_ms = round(post_claim * 1000)
+        self._offer = redis.register_script(scripts.OFFER)
+        self._record = redis.register_script(scripts.RECORD)
+        self._pace = redis.register_script(scripts.PACE)
 
     def _hash(self, table: str, chat: str) -> tuple[str, str]:
         platform, local = split_key(chat)
@@ -238,15 +192,32 @@ class RedisSurfaces:
             await self._redis.hdel(key, *fields)
 
     async def offer(
-        self, table: str, chat: str, slot: str, version: int, view: str, *, since: int, digest: str = ""
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        version: int,
+        view: str,
+        *,
+        since: int,
+        digest: str = "",
+        poster: str = "",
     ) -> Offer:
-        """One script on the table's hash (the layout above)."""
+        """One script on the table's hash (the layout in :mod:`bot.store.surface_scripts`)."""
         key, local = self._hash(table, chat)
+        args: list[str | int] = [
+            f"{local}:{slot}", version, view, SURFACE_TTL, digest, since, poster, self._post_claim_ms
+        ]  # fmt: skip
         with unavailable_errors():
-            taken, previous, message_id, current = await self._offer(
-                keys=[key], args=[f"{local}:{slot}", version, view, SURFACE_TTL, digest, since]
-            )
-        return Offer(taken == 1, int(previous), _text(message_id), int(current), same=taken == 2)
+            taken, previous, message_id, current, wait_ms = await self._offer(keys=[key], args=args)
+        return Offer(
+            taken == 1,
+            int(previous),
+            _text(message_id),
+            int(current),
+            same=taken == 2,
+            wait=int(wait_ms) / 1000,
+        )
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
@@ -300,6 +271,8 @@ class _Epoch:
     view: str | None = None
     digest: str = ""
     message_id: str | None = None
+    poster: str = ""
+    claimed: float = 0.0
 
 
 @dataclass
@@ -314,8 +287,11 @@ class _Slot:
 class MemorySurfaces:
     """In-process surfaces, for tests (the same rules as the Redis scripts)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        """Empty; ``clock`` paces the chats."""
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, *, post_claim: float = scripts.POST_CLAIM
+    ) -> None:
+        """Empty; ``clock`` paces the chats and times claims to post, which hold ``post_claim`` s."""
+        self.post_claim = post_claim
         self.slots: dict[tuple[str, str, str], _Slot] = {}
         self.users: set[str] = set()
         self.clock = clock
@@ -341,7 +317,16 @@ class MemorySurfaces:
             state.epochs[since].message_id = None
 
     async def offer(
-        self, table: str, chat: str, slot: str, version: int, view: str, *, since: int, digest: str = ""
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        version: int,
+        view: str,
+        *,
+        since: int,
+        digest: str = "",
+        poster: str = "",
     ) -> Offer:
         """The view becomes its epoch's newest unless a newer one (or the same view) is there."""
         state = self._slot(table, chat, slot)
@@ -357,7 +342,14 @@ class MemorySurfaces:
             return Offer(False, epoch.version, epoch.message_id, state.newest, same=True)
         previous = epoch.version
         epoch.version, epoch.view, epoch.digest = version, view, digest
-        return Offer(True, previous, epoch.message_id, state.newest)
+        wait = 0.0
+        if epoch.message_id is None and poster and since == state.newest:
+            now, claim = self.clock(), self.post_claim
+            if epoch.poster and epoch.poster != poster and now - epoch.claimed < claim:
+                wait = claim - (now - epoch.claimed)
+            else:
+                epoch.poster, epoch.claimed = poster, now
+        return Offer(True, previous, epoch.message_id, state.newest, wait=wait)
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
@@ -367,7 +359,7 @@ class MemorySurfaces:
         epoch = state.epochs.setdefault(since, _Epoch())
         if epoch.message_id is not None and epoch.message_id != replacing:
             return Recorded(False, epoch.message_id)
-        mine, epoch.message_id = epoch.message_id, message_id
+        mine, epoch.message_id, epoch.poster = epoch.message_id, message_id, ""
         if since < state.posted:
             return Recorded(True, mine)
         current, state.message_id, state.posted = state.message_id, message_id, since

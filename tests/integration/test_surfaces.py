@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.store.redis_client import AnyRedis
@@ -11,8 +13,12 @@ from bot.store.surfaces import MemorySurfaces, RedisSurfaces, SurfaceStore
 @pytest.fixture(params=["memory", "redis"])
 def surfaces(request: pytest.FixtureRequest, redis_client: AnyRedis, key_prefix: str) -> SurfaceStore:
     if request.param == "memory":
-        return MemorySurfaces()
-    return RedisSurfaces(redis_client, key_prefix)
+        return MemorySurfaces(post_claim=CLAIM)
+    return RedisSurfaces(redis_client, key_prefix, post_claim=CLAIM)
+
+
+CLAIM = 0.3
+"""Seconds a claim to post holds in these tests."""
 
 
 async def test_a_slot_shows_one_message_per_chat_and_platform(surfaces: SurfaceStore) -> None:
@@ -56,21 +62,21 @@ async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore
     newest version, whatever the order of the offers; the two newest epochs are kept."""
     t, chat = "t0000001", "tg:-100"
     assert await surfaces.newest(t, chat, "table", 1) == (0, None, None, 0)
-    assert await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1) == (True, 0, None, 1, False)
-    assert await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1) == (True, 5, None, 1, False)
+    assert await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1) == (True, 0, None, 1, False, 0.0)
+    assert await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1) == (True, 5, None, 1, False, 0.0)
     assert await surfaces.record(t, chat, "table", "41", since=1, replacing=None) == (True, None)
     # The older one, late: refused, and the epoch still has the newer (and says which message shows it).
-    assert await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1) == (False, 7, "41", 1, False)
+    assert await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1) == (False, 7, "41", 1, False, 0.0)
     # The same version again (a redraw) is taken.
-    assert await surfaces.offer(t, chat, "table", 7, '{"v":7b}', since=1) == (True, 7, "41", 1, False)
+    assert await surfaces.offer(t, chat, "table", 7, '{"v":7b}', since=1) == (True, 7, "41", 1, False, 0.0)
     assert await surfaces.newest(t, chat, "table", 1) == (7, '{"v":7b}', "41", 1)
     # A new hand begins at 9: its views are its own, and the last hand's final view is still taken.
-    assert await surfaces.offer(t, chat, "table", 10, '{"v":10}', since=9) == (True, 0, None, 9, False)
-    assert await surfaces.offer(t, chat, "table", 9, '{"v":9}', since=1) == (True, 7, "41", 9, False)
+    assert await surfaces.offer(t, chat, "table", 10, '{"v":10}', since=9) == (True, 0, None, 9, False, 0.0)
+    assert await surfaces.offer(t, chat, "table", 9, '{"v":9}', since=1) == (True, 7, "41", 9, False, 0.0)
     assert await surfaces.newest(t, chat, "table", 9) == (10, '{"v":10}', None, 9)
     # A third hand: the first one is forgotten (a view of it is refused), the second is kept.
     assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20)).accepted
-    assert await surfaces.offer(t, chat, "table", 21, "{}", since=1) == (False, 0, None, 20, False)
+    assert await surfaces.offer(t, chat, "table", 21, "{}", since=1) == (False, 0, None, 20, False, 0.0)
     assert (await surfaces.offer(t, chat, "table", 19, "{}", since=9)).accepted
     # Other slots, chats and platforms are apart.
     assert (await surfaces.newest(t, chat, "lobby", 1)).version == 0
@@ -109,7 +115,7 @@ async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(sur
     t, user = "t0000001", "tg:7"
     assert (await surfaces.offer(t, user, "hand", 5, '{"a":5}', since=3, digest="aaaa")).accepted
     same = await surfaces.offer(t, user, "hand", 6, '{"a":6}', since=3, digest="aaaa")
-    assert same == (False, 5, None, 3, True)
+    assert same == (False, 5, None, 3, True, 0.0)
     assert await surfaces.newest(t, user, "hand", 3) == (5, '{"a":5}', None, 3)
     # Older than the newest: superseded, whatever it shows; something else, or no digest: taken.
     older = await surfaces.offer(t, user, "hand", 4, "{}", since=3, digest="aaaa")
@@ -117,6 +123,29 @@ async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(sur
     assert (await surfaces.offer(t, user, "hand", 7, '{"b":7}', since=3, digest="bbbb")).accepted
     assert (await surfaces.offer(t, user, "hand", 8, '{"b":8}', since=3)).accepted
     assert (await surfaces.offer(t, user, "hand", 9, '{"b":9}', since=3, digest="bbbb")).accepted
+
+
+async def test_one_worker_at_a_time_posts_an_epochs_message(surfaces: SurfaceStore) -> None:
+    """The first offer that would post an epoch's message claims the post; another worker's offer meanwhile
+    is told to wait (then edits that message); the claim ends with the record, or after its time."""
+    t, chat = "t0000001", "tg:-100"
+    first = await surfaces.offer(t, chat, "table", 10, "{}", since=10, poster="a")
+    assert first.accepted and first.message_id is None and first.wait == 0
+    second = await surfaces.offer(t, chat, "table", 11, "{}", since=10, poster="b")
+    assert second.accepted and 0 < second.wait <= CLAIM  # taken as the newest view, but not to post
+    assert (await surfaces.offer(t, chat, "table", 12, "{}", since=10, poster="a")).wait == 0  # its own
+    assert (await surfaces.offer(t, chat, "table", 13, "{}", since=10)).wait == 0  # no post meant: no wait
+    assert (await surfaces.record(t, chat, "table", "41", since=10, replacing=None)).taken
+    after = await surfaces.offer(t, chat, "table", 14, "{}", since=10, poster="b")
+    assert after.message_id == "41" and after.wait == 0
+    # A claim whose worker never records (it died posting) lets another post once its time is over; an older
+    # epoch than the newest is never claimed (its message is not posted any more).
+    assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20, poster="a")).wait == 0
+    assert (await surfaces.offer(t, chat, "table", 21, "{}", since=20, poster="b")).wait > 0
+    await asyncio.sleep(CLAIM + 0.05)
+    assert (await surfaces.offer(t, chat, "table", 22, "{}", since=20, poster="b")).wait == 0
+    assert (await surfaces.offer(t, chat, "table", 23, "{}", since=20, poster="a")).wait > 0  # b's now
+    assert (await surfaces.offer(t, chat, "table", 15, "{}", since=10, poster="a")).wait == 0
 
 
 async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:

@@ -192,10 +192,12 @@ async def test_a_post_and_an_edit_racing_end_on_the_newest_with_one_keyboard() -
         assert next(text for text, _ in chat.messages.values()) == "hand 1 over", (a_first, chat.messages)
 
 
-async def post_one_hand_twice(refuse_delete: bool) -> tuple[Chat, Delivery, Delivery]:
-    """Worker A posts hand 2 (version 10); before its post is recorded, worker B draws version 11 of hand 2,
-    finds no message of it and posts one too: two workers, two copies of one hand."""
-    chat, surfaces = Chat(), MemorySurfaces()
+async def post_one_hand_twice(
+    *, refuse_delete: bool = False, claim: float = 3.0
+) -> tuple[Chat, Delivery, Delivery]:
+    """Worker A posts hand 2 (version 10); before its post is recorded, worker B draws version 11 of hand 2
+    and finds no message of it. B waits for A's post while A's claim holds (``claim`` seconds)."""
+    chat, surfaces = Chat(), MemorySurfaces(post_claim=claim)
 
     class Stubborn(WorkerTransport):
         async def delete(self, chat_id: str, message_id: str) -> None:
@@ -210,21 +212,32 @@ async def post_one_hand_twice(refuse_delete: bool) -> tuple[Chat, Delivery, Deli
     a.deliver([view(10, "hand 2 dealt", fresh=True)])
     await a_calls.in_flight.wait()
     b.deliver([view(11, "hand 2: mus", since=10)])
-    await b.flush()
+    while not b.stats["awaited"] and not b.stats["send"]:
+        await asyncio.sleep(0.005)
+    if claim < 1:
+        await b.flush()  # B's wait is over: it posted a copy
     gate.set()
     await a.flush()
     await b.flush()
     return chat, a, b
 
 
-async def test_a_hand_two_workers_posted_at_once_is_shown_once() -> None:
-    chat, a, _ = await post_one_hand_twice(refuse_delete=False)
+async def test_a_worker_edits_the_hand_another_is_posting_instead_of_posting_it_too() -> None:
+    chat, a, b = await post_one_hand_twice()
     assert [text for text, _ in chat.messages.values()] == ["hand 1 over", "hand 2: mus"], chat.messages
-    assert chat.live() == ["hand 2: mus"] and len(chat.deleted) == 1 and a.stats["deleted"] == 1
+    assert chat.live() == ["hand 2: mus"] and chat.deleted == []
+    assert b.stats["awaited"] >= 1 and b.stats["send"] == 0 and a.stats["send"] == 2
+
+
+async def test_a_second_copy_posted_after_a_claim_ran_out_is_deleted() -> None:
+    chat, a, b = await post_one_hand_twice(claim=0.05)  # A's post took longer than its claim
+    assert b.stats["send"] == 1 and a.stats["deleted"] == 1 and len(chat.deleted) == 1
+    assert [text for text, _ in chat.messages.values()] == ["hand 1 over", "hand 2: mus"], chat.messages
+    assert chat.live() == ["hand 2: mus"]
 
 
 async def test_a_second_copy_the_platform_will_not_delete_keeps_no_button() -> None:
-    chat, a, _ = await post_one_hand_twice(refuse_delete=True)
+    chat, a, _ = await post_one_hand_twice(refuse_delete=True, claim=0.05)
     assert chat.live() == ["hand 2: mus"], chat.messages
     assert len(chat.messages) == 3 and a.stats["deleted"] == 0 and a.stats["stripped"] == 1
 
