@@ -94,8 +94,9 @@ from redis.asyncio.cluster import RedisCluster
 from bench.procs import Group, die_with_me, free_port, percentile
 from bot.labels import QUICK_AMOUNTS
 from bot.model import TableState, TableStatus
-from bot.store.embedded import EmbeddedRedis, client_for_url
-from bot.store.redis_store import AnyRedis, RedisTableStore
+from bot.store.embedded import EmbeddedRedis
+from bot.store.redis_client import AnyRedis, client_for_url
+from bot.store.redis_store import RedisTableStore
 from bot.tokens import action_code, pick_code
 from engine.actions import ActionKind
 from engine.hand import Phase
