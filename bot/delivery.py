@@ -131,10 +131,11 @@ class Delivery:
             "dropped": 0,
             "superseded": 0,
             "reshown": 0,
-            "awaited": 0,
+            "left": 0,
         }
         self._counted = CountingTransport(transport)
-        self.drawer = Drawer(self._counted, surfaces, self.stats)
+        self.drawer = Drawer(self._counted, surfaces, self.stats, self._later)
+        self._timers: set[asyncio.TimerHandle] = set()
         """Draws each view on its slot's message (and remembers what it drew)."""
 
     def owns(self, chat: str) -> bool:
@@ -289,6 +290,18 @@ class Delivery:
                 return
         lane.pending.append(Pending(message))
 
+    def _later(self, chat_id: str, item: Pending, delay: float) -> None:
+        """Queue ``item`` again in ``delay`` seconds (unless a newer view of its slot is waiting then)."""
+        loop = asyncio.get_running_loop()
+        self._timers = {t for t in self._timers if t.when() > loop.time()}
+        self._timers.add(loop.call_later(delay, self._requeue, chat_id, item))
+
+    def _requeue(self, chat_id: str, item: Pending) -> None:
+        lane = self._lane(chat_id)
+        if not any(p.sends and same_slot(p.message, item.message) for p in lane.pending):
+            lane.pending.append(item)
+            self._wake(lane)
+
     async def flush(self, timeout: float = 10.0) -> None:
         """Wait until every lane is idle (tests and shutdown)."""
         lanes = [lane for lane in self._lanes.values() if lane.worker is not None and not lane.worker.done()]
@@ -297,6 +310,9 @@ class Delivery:
 
     async def close(self) -> None:
         """Stop every worker (pending views are dropped)."""
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
         for lane in self._lanes.values():
             if lane.worker is not None:
                 lane.worker.cancel()
@@ -322,8 +338,8 @@ class Delivery:
             lane.idle.set()
 
     def _unused(self, turn: float | None) -> bool:
-        """Whether a turn the lane waited for, and made no call in (a view skipped, superseded, or waiting
-        for another worker's post), is still fresh enough for the next call: half an interval at most, so
+        """Whether a turn the lane waited for, and made no call in (a view skipped, superseded, or left to
+        another worker's post), is still fresh enough for the next call: half an interval at most, so
         that a call never comes much later than its turn, when other workers' turns may have begun."""
         return turn is not None and self.clock() - turn <= self.min_interval / 2
 
@@ -351,7 +367,7 @@ class Delivery:
             if item.check:
                 await self.drawer.check_shown(lane.chat_id, lane.pending, message)
                 return None
-            return await self.drawer.draw(lane.chat_id, lane.pending, item)
+            await self.drawer.draw(lane.chat_id, lane.pending, item)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             metrics.RATE_LIMITED.labels(self.platform).inc()

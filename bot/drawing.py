@@ -5,11 +5,13 @@ A view of a kept slot that knows its table version (:attr:`bot.views.OutMessage.
 to the store (:class:`bot.store.surfaces.SurfaceStore`): it goes out only if no newer view of its epoch (its
 message: a hand, or cards) was offered, and one identical to the newest offered is left to the worker that
 offered it. An epoch's message is posted by whichever worker draws it first: the store gives that worker a
-claim on the post, and another worker's view of the epoch waits for the message, to edit it (a claim lasts a
-few seconds, for a worker that dies posting; a second copy posted all the same is deleted). It is edited
-after that. After each call the drawer looks again: a newer view offered meanwhile is drawn again
-(this call may have landed after it), and a message that is no longer its epoch's, or whose hand is over,
-loses its buttons. Views that know no version (answers, notices) are drawn as they come.
+claim on the post, and other workers leave their views of the epoch to it meanwhile (it shows the newest
+offered after its call, and posts the newest if its own view was superseded before it could post it). A
+claim lasts until the message is recorded, or a few seconds for a worker that dies posting; a second copy
+posted all the same is deleted. The message is edited after that. After each call the drawer looks again: a
+newer view offered meanwhile is drawn again (this call may have landed after it), and a message that is no
+longer its epoch's, or whose hand is over, loses its buttons. Views that know no version (answers, notices)
+are drawn as they come.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bot.store.surfaces import Offer, SurfaceStore
@@ -26,8 +29,8 @@ from bot.views import OutMessage
 log = logging.getLogger(__name__)
 
 _SHOWN_CAP = 50_000
-#: While another worker posts an epoch's message, look again this often (seconds) to edit it once it is there.
-POST_POLL = 0.1
+#: Seconds after another worker's claim to post runs out before looking whether it posted.
+RECHECK_MARGIN = 0.1
 
 
 @dataclass
@@ -44,6 +47,9 @@ class Pending:
     """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
     reshow: bool = False
     """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
+    recheck: bool = False
+    """Left to another worker's post of its epoch's message: drawn only if that message still does not
+    exist once the worker's claim ran out (it died posting); else that worker drew the newest."""
     duplicate: bool = False
     """The ``strip`` message is a second copy of its epoch's message (two workers posted it at once):
     delete it (remove its buttons if it cannot be deleted)."""
@@ -67,8 +73,16 @@ class Pending:
 class Drawer:
     """Draws views on their slots' messages through one platform's transport; remembers what it drew."""
 
-    def __init__(self, transport: Transport, surfaces: SurfaceStore, stats: dict[str, int]) -> None:
-        """Call ``transport``; keep message ids and views in ``surfaces``; count calls in ``stats``."""
+    def __init__(
+        self,
+        transport: Transport,
+        surfaces: SurfaceStore,
+        stats: dict[str, int],
+        later: Callable[[str, Pending, float], None],
+    ) -> None:
+        """Call ``transport``; keep message ids and views in ``surfaces``; count calls in ``stats``;
+        ``later(chat, pending, seconds)`` queues a call again after a while."""
+        self.later = later
         self.transport = transport
         self.surfaces = surfaces
         self.stats = stats
@@ -105,11 +119,9 @@ class Drawer:
             return None
         return await self.surfaces.get(message.table, chat_id, message.slot)
 
-    async def draw(self, chat_id: str, queue: list[Pending], item: Pending) -> float | None:
+    async def draw(self, chat_id: str, queue: list[Pending], item: Pending) -> None:
         """Make the chat show one view (a call, or none if it shows it already or a newer one is due);
-        follow-up calls (a view shown again, buttons to remove) go to the front of ``queue``. The seconds to
-        wait before the lane's next call if the view waits (at the front of ``queue``) for another worker's
-        post of its message."""
+        follow-up calls (a view shown again, buttons to remove) go to the front of ``queue``."""
         message = item.message
         shown_key = (chat_id, message.table, message.slot)
         content = (message.text, message.buttons)
@@ -117,42 +129,53 @@ class Drawer:
         if not versioned(message):
             if not item.force and not message.fresh and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
-                return None
+                return
             known = await self.known(chat_id, message)
             post = message.fresh or known is None
         else:
             # Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
             # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
             # worker that offered it (it shows it).
-            shares = not (item.force or item.reshow or message.fresh)
+            shares = not (item.force or item.reshow or item.recheck or message.fresh)
             offer = await self.offer(chat_id, message, shares=shares, posts=not item.reshow)
             if offer.same and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
-                return None
+                return
             known = offer.message_id
             older = message.since < offer.current
-            if (not offer.accepted and not offer.same) or (known is None and older):
+            if item.recheck and known is not None:
+                return  # the worker that posted it drew the newest view after its call
+            if offer.posting_elsewhere or (offer.same and known is None):
+                # Another worker is posting this epoch's message: after its call it shows the epoch's newest
+                # view (this one, or a newer one), so a second copy would only have to be deleted. Look
+                # again when its claim runs out, in case it died posting.
+                self.stats["left"] += 1
+                if offer.posting_elsewhere:
+                    self.later(chat_id, Pending(message, recheck=True), offer.claim_left + RECHECK_MARGIN)
+                return
+            if not offer.accepted and not offer.same and offer.claimed:
+                # A newer view came before this worker could post its epoch's message (a rate limit, a
+                # paced lane), and its worker left it to this one: post the newest.
+                newest = await self._newest_view(chat_id, message)
+                if newest is None:
+                    return
+                message, content = newest, (newest.text, newest.buttons)
+            elif (not offer.accepted and not offer.same) or (known is None and older):
                 # A newer view of its epoch came, or its epoch's message was never posted and a newer
                 # hand's is on screen: nothing to draw.
                 self.stats["superseded"] += 1
-                return None
-            if known is None and offer.wait > 0:
-                # Another worker is posting this epoch's message: edit it once it is there, rather than post
-                # a second copy (newer views of the slot that come meanwhile take this one's place).
-                self.stats["awaited"] += 1
-                queue.insert(0, item)
-                return min(offer.wait, POST_POLL)
+                return
             # A new message begins each epoch (a new hand, new cards), posted by whichever worker draws
             # it first; a fresh view of the newest epoch posts it again (the table posted at the bottom).
             post = known is None or (message.fresh and not older)
             if item.reshow and post:
-                return None  # the worker whose view begins a new message posts it; this one only edits
+                return  # the worker whose view begins a new message posts it; this one only edits
             # Unchanged since this worker showed it, and no other worker showed anything since: no call.
             unchanged = shown is not None and shown.content == content and shown.version == offer.previous
             if not item.force and not post and unchanged:
                 self.stats["skipped"] += 1
                 self.remember(shown_key, content, message.version)  # what the slot shows is this version
-                return None
+                return
         if known is not None and not post:
             try:
                 await self.transport.edit(chat_id, known, message)
@@ -166,12 +189,22 @@ class Drawer:
             if known is not None:
                 self.remember(shown_key, content, message.version, known)
                 await self.after_call(chat_id, queue, message, known)
-                return None
+                return
         sent = await self.transport.send(chat_id, message)
         self.stats["send"] += 1
         if await self.record_sent(chat_id, queue, message, sent, known):
             await self.after_call(chat_id, queue, message, sent)
-        return None
+
+    async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
+        """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""
+        newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
+        if newest.view is None:
+            return None
+        try:
+            return replace(OutMessage.from_json(newest.view), fresh=False)
+        except ValueError:
+            log.warning("a stored view of chat %s cannot be read", chat_id)
+            return None
 
     async def offer(
         self, chat_id: str, message: OutMessage, *, shares: bool = False, posts: bool = False

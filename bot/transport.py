@@ -69,7 +69,7 @@ class Transport(Protocol):
 
 class CountingTransport:
     """A transport that counts the calls it passes on: a lane asks whether an attempt used its turn (a view
-    skipped, superseded or waiting for another worker's post makes no call: the next one takes the turn)."""
+    skipped, superseded or left to another worker's post makes no call: the next one takes the turn)."""
 
     def __init__(self, inner: Transport) -> None:
         """Pass every call on to ``inner``."""

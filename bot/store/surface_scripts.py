@@ -11,15 +11,17 @@ recorded.
 
 from __future__ import annotations
 
-#: How long a worker's claim to post an epoch's message holds (seconds): other workers wait for its post
-#: rather than post a second copy; past it (a worker that died or is stuck), the next one posts.
-POST_CLAIM = 3.0
+#: How long a worker's claim to post an epoch's message holds (seconds), at most: until then other workers
+#: leave their views of the epoch to it (it shows the newest offered once it posted) rather than post a second
+#: copy. Past it (a worker that died posting, or a call held that long by a rate limiter) the next one posts.
+POST_CLAIM = 5.0
 
 # KEYS[1] the table's hash; ARGV: f, version, view, ttl, digest ('' for none), epoch, the worker's token if
 # it posts the epoch's message when there is none ('' if it will not), the claim's length in ms. Returns 1 if
 # taken, 0 if not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the
-# same; the version offered before for the epoch, its message (false: none), the newest epoch, and the ms
-# to wait for another worker's post of the epoch's message (0: this worker posts it, if it has to).
+# same; the version offered before for the epoch, its message (false: none), the newest epoch, and the
+# claim to post the epoch's message, if it has none: 1 this worker's (now), 2 another's, 0 none asked; and
+# the ms another worker's claim still holds.
 OFFER = """
 local f, e = ARGV[1], tonumber(ARGV[6])
 local newest = tonumber(redis.call('HGET', KEYS[1], f .. ':e') or '-1')
@@ -32,34 +34,35 @@ if e > newest then
   redis.call('HSET', KEYS[1], f .. ':e', e, f .. ':e0', newest)
   newest = e
 elseif e ~= newest and e ~= older then
-  return {0, 0, false, newest, 0}
+  return {0, 0, false, newest, 0, 0}
 end
 local g = f .. '@' .. e
 local previous = tonumber(redis.call('HGET', KEYS[1], g .. ':v') or '0')
 local mine = redis.call('HGET', KEYS[1], g .. ':m')
-if tonumber(ARGV[2]) < previous then return {0, previous, mine, newest, 0} end
+local function claim()
+  if mine or ARGV[7] == '' or e ~= newest then return 0, 0 end
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local held = redis.call('HGET', KEYS[1], g .. ':post')
+  if held then
+    local holder, since = string.match(held, '^(.*):(%d+)$')
+    local left = holder and tonumber(ARGV[8]) - (now - tonumber(since)) or 0
+    if holder ~= ARGV[7] and left > 0 then return 2, left end
+  end
+  redis.call('HSET', KEYS[1], g .. ':post', ARGV[7] .. ':' .. now)
+  return 1, 0
+end
+if tonumber(ARGV[2]) < previous then
+  local status, left = claim()
+  return {0, previous, mine, newest, status, left}
+end
 if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
-  return {2, previous, mine, newest, 0}
+  return {2, previous, mine, newest, 0, 0}
 end
 redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-local wait = 0
-if not mine and ARGV[7] ~= '' and e == newest then
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local claim = redis.call('HGET', KEYS[1], g .. ':post')
-  local holder, since = nil, 0
-  if claim then
-    holder, since = string.match(claim, '^(.*):(%d+)$')
-    since = tonumber(since or '0')
-  end
-  if holder and holder ~= ARGV[7] and now - since < tonumber(ARGV[8]) then
-    wait = tonumber(ARGV[8]) - (now - since)
-  else
-    redis.call('HSET', KEYS[1], g .. ':post', ARGV[7] .. ':' .. now)
-  end
-end
-return {1, previous, mine, newest, wait}
+local status, left = claim()
+return {1, previous, mine, newest, status, left}
 """
 
 # KEYS[1] the table's hash; ARGV: f, message id, epoch (-1: no epoch, just the slot's message), ttl, the

@@ -57,9 +57,14 @@ class Offer(NamedTuple):
     """The slot's newest epoch: its message is the one with live buttons."""
     same: bool = False
     """Not taken because the epoch's newest view shows the same (its ``digest``): its worker shows it."""
-    wait: float = 0.0
-    """The epoch has no message and another worker is posting it: the seconds its claim may still last
-    (0: the offering ``poster`` may post it). Meanwhile this view waits, to edit that message."""
+    claimed: bool = False
+    """The epoch has no message, and the offering ``poster`` now holds the claim to post it: with this
+    view, or (not accepted) with the epoch's newest view."""
+    posting_elsewhere: bool = False
+    """The epoch has no message and another worker holds the claim to post it: that worker shows the
+    epoch's newest view once it posted, so this one leaves its view to it."""
+    claim_left: float = 0.0
+    """How long (seconds) another worker's claim still holds: look again then, in case it died posting."""
 
 
 class Recorded(NamedTuple):
@@ -116,10 +121,10 @@ class SurfaceStore(Protocol):
         offered shows the same (then its worker, which shows it, stays responsible for it). Only the two
         newest epochs of a slot are kept: a view of an older one is refused.
 
-        ``poster`` (a worker's token) will post the epoch's message if it has none: the first such offer
-        claims the post for a few seconds (:data:`~bot.store.surface_scripts.POST_CLAIM`), until its message
-        is recorded; another worker's offer meanwhile is told to wait (:attr:`Offer.wait`) instead of
-        posting a copy."""
+        ``poster`` (a worker's token) will post the epoch's message if it has none: the first such offer,
+        taken or not, claims the post (:attr:`Offer.claimed`) until its message is recorded, for
+        :data:`~bot.store.surface_scripts.POST_CLAIM` seconds at most; other workers' offers meanwhile are
+        told so (:attr:`Offer.posting_elsewhere`) and leave their views to it rather than post a copy."""
         ...
 
     async def record(
@@ -209,14 +214,16 @@ class RedisSurfaces:
             f"{local}:{slot}", version, view, SURFACE_TTL, digest, since, poster, self._post_claim_ms
         ]  # fmt: skip
         with unavailable_errors():
-            taken, previous, message_id, current, wait_ms = await self._offer(keys=[key], args=args)
+            taken, previous, message_id, current, claim, left = await self._offer(keys=[key], args=args)
         return Offer(
             taken == 1,
             int(previous),
             _text(message_id),
             int(current),
             same=taken == 2,
-            wait=int(wait_ms) / 1000,
+            claimed=claim == 1,
+            posting_elsewhere=claim == 2,
+            claim_left=int(left) / 1000,
         )
 
     async def record(
@@ -337,19 +344,26 @@ class MemorySurfaces:
             return Offer(False, 0, None, state.newest)
         epoch = state.epochs.setdefault(since, _Epoch())
         if version < epoch.version:
-            return Offer(False, epoch.version, epoch.message_id, state.newest)
+            claim = self._claim(epoch, poster, since == state.newest)
+            return Offer(False, epoch.version, epoch.message_id, state.newest, False, *claim)
         if digest and digest == epoch.digest:
             return Offer(False, epoch.version, epoch.message_id, state.newest, same=True)
         previous = epoch.version
         epoch.version, epoch.view, epoch.digest = version, view, digest
-        wait = 0.0
-        if epoch.message_id is None and poster and since == state.newest:
-            now, claim = self.clock(), self.post_claim
-            if epoch.poster and epoch.poster != poster and now - epoch.claimed < claim:
-                wait = claim - (now - epoch.claimed)
-            else:
-                epoch.poster, epoch.claimed = poster, now
-        return Offer(True, previous, epoch.message_id, state.newest, wait=wait)
+        claim = self._claim(epoch, poster, since == state.newest)
+        return Offer(True, previous, epoch.message_id, state.newest, False, *claim)
+
+    def _claim(self, epoch: _Epoch, poster: str, newest: bool) -> tuple[bool, bool, float]:
+        """(claimed by ``poster`` now, held by another worker, for how long still), for the newest epoch's
+        message if it has none."""
+        if epoch.message_id is not None or not poster or not newest:
+            return False, False, 0.0
+        now = self.clock()
+        left = self.post_claim - (now - epoch.claimed)
+        if epoch.poster and epoch.poster != poster and left > 0:
+            return False, True, left
+        epoch.poster, epoch.claimed = poster, now
+        return True, False, 0.0
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None

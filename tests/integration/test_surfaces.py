@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bot.store.redis_client import AnyRedis
-from bot.store.surfaces import MemorySurfaces, RedisSurfaces, SurfaceStore
+from bot.store.surfaces import MemorySurfaces, Offer, RedisSurfaces, SurfaceStore
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -19,6 +19,11 @@ def surfaces(request: pytest.FixtureRequest, redis_client: AnyRedis, key_prefix:
 
 CLAIM = 0.3
 """Seconds a claim to post holds in these tests."""
+
+
+def basics(offer: Offer) -> tuple[bool, int, str | None, int, bool]:
+    """What every offer answers (taken, version before, the epoch's message, newest epoch, same view)."""
+    return offer.accepted, offer.previous, offer.message_id, offer.current, offer.same
 
 
 async def test_a_slot_shows_one_message_per_chat_and_platform(surfaces: SurfaceStore) -> None:
@@ -62,21 +67,27 @@ async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore
     newest version, whatever the order of the offers; the two newest epochs are kept."""
     t, chat = "t0000001", "tg:-100"
     assert await surfaces.newest(t, chat, "table", 1) == (0, None, None, 0)
-    assert await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1) == (True, 0, None, 1, False, 0.0)
-    assert await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1) == (True, 5, None, 1, False, 0.0)
+    assert basics(await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1)) == (True, 0, None, 1, False)
+    assert basics(await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1)) == (True, 5, None, 1, False)
     assert await surfaces.record(t, chat, "table", "41", since=1, replacing=None) == (True, None)
     # The older one, late: refused, and the epoch still has the newer (and says which message shows it).
-    assert await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1) == (False, 7, "41", 1, False, 0.0)
+    assert basics(await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1)) == (False, 7, "41", 1, False)
     # The same version again (a redraw) is taken.
-    assert await surfaces.offer(t, chat, "table", 7, '{"v":7b}', since=1) == (True, 7, "41", 1, False, 0.0)
+    assert basics(await surfaces.offer(t, chat, "table", 7, '{"v":7b}', since=1)) == (True, 7, "41", 1, False)
     assert await surfaces.newest(t, chat, "table", 1) == (7, '{"v":7b}', "41", 1)
     # A new hand begins at 9: its views are its own, and the last hand's final view is still taken.
-    assert await surfaces.offer(t, chat, "table", 10, '{"v":10}', since=9) == (True, 0, None, 9, False, 0.0)
-    assert await surfaces.offer(t, chat, "table", 9, '{"v":9}', since=1) == (True, 7, "41", 9, False, 0.0)
+    assert basics(await surfaces.offer(t, chat, "table", 10, '{"v":10}', since=9)) == (
+        True,
+        0,
+        None,
+        9,
+        False,
+    )
+    assert basics(await surfaces.offer(t, chat, "table", 9, '{"v":9}', since=1)) == (True, 7, "41", 9, False)
     assert await surfaces.newest(t, chat, "table", 9) == (10, '{"v":10}', None, 9)
     # A third hand: the first one is forgotten (a view of it is refused), the second is kept.
     assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20)).accepted
-    assert await surfaces.offer(t, chat, "table", 21, "{}", since=1) == (False, 0, None, 20, False, 0.0)
+    assert basics(await surfaces.offer(t, chat, "table", 21, "{}", since=1)) == (False, 0, None, 20, False)
     assert (await surfaces.offer(t, chat, "table", 19, "{}", since=9)).accepted
     # Other slots, chats and platforms are apart.
     assert (await surfaces.newest(t, chat, "lobby", 1)).version == 0
@@ -115,7 +126,7 @@ async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(sur
     t, user = "t0000001", "tg:7"
     assert (await surfaces.offer(t, user, "hand", 5, '{"a":5}', since=3, digest="aaaa")).accepted
     same = await surfaces.offer(t, user, "hand", 6, '{"a":6}', since=3, digest="aaaa")
-    assert same == (False, 5, None, 3, True, 0.0)
+    assert basics(same) == (False, 5, None, 3, True) and not same.claimed
     assert await surfaces.newest(t, user, "hand", 3) == (5, '{"a":5}', None, 3)
     # Older than the newest: superseded, whatever it shows; something else, or no digest: taken.
     older = await surfaces.offer(t, user, "hand", 4, "{}", since=3, digest="aaaa")
@@ -126,26 +137,33 @@ async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(sur
 
 
 async def test_one_worker_at_a_time_posts_an_epochs_message(surfaces: SurfaceStore) -> None:
-    """The first offer that would post an epoch's message claims the post; another worker's offer meanwhile
-    is told to wait (then edits that message); the claim ends with the record, or after its time."""
+    """The first offer meant to post an epoch's message (a ``poster``) claims the post, taken or not; other
+    workers' offers meanwhile are told it is posted elsewhere; the claim ends with the record, or after its
+    time, and only ever concerns the newest epoch's message, if it has none."""
     t, chat = "t0000001", "tg:-100"
     first = await surfaces.offer(t, chat, "table", 10, "{}", since=10, poster="a")
-    assert first.accepted and first.message_id is None and first.wait == 0
+    assert first.accepted and first.message_id is None and first.claimed and not first.posting_elsewhere
     second = await surfaces.offer(t, chat, "table", 11, "{}", since=10, poster="b")
-    assert second.accepted and 0 < second.wait <= CLAIM  # taken as the newest view, but not to post
-    assert (await surfaces.offer(t, chat, "table", 12, "{}", since=10, poster="a")).wait == 0  # its own
-    assert (await surfaces.offer(t, chat, "table", 13, "{}", since=10)).wait == 0  # no post meant: no wait
+    assert second.accepted and second.posting_elsewhere and not second.claimed  # the newest, left to a
+    assert 0 < second.claim_left <= CLAIM  # ... unless a is gone by then: b looks again
+    # a's own view, superseded meanwhile: still a's to post (with the newest view).
+    late = await surfaces.offer(t, chat, "table", 10, "{}", since=10, poster="a")
+    assert not late.accepted and late.claimed and not late.posting_elsewhere
+    quiet = await surfaces.offer(t, chat, "table", 13, "{}", since=10)  # not meant to post: no claim
+    assert quiet.accepted and not quiet.claimed and not quiet.posting_elsewhere
     assert (await surfaces.record(t, chat, "table", "41", since=10, replacing=None)).taken
     after = await surfaces.offer(t, chat, "table", 14, "{}", since=10, poster="b")
-    assert after.message_id == "41" and after.wait == 0
-    # A claim whose worker never records (it died posting) lets another post once its time is over; an older
-    # epoch than the newest is never claimed (its message is not posted any more).
-    assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20, poster="a")).wait == 0
-    assert (await surfaces.offer(t, chat, "table", 21, "{}", since=20, poster="b")).wait > 0
+    assert after.message_id == "41" and not after.claimed and not after.posting_elsewhere
+    # A claim whose worker never records (it died posting) passes to another once its time is over.
+    assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20, poster="a")).claimed
+    assert (await surfaces.offer(t, chat, "table", 21, "{}", since=20, poster="b")).posting_elsewhere
     await asyncio.sleep(CLAIM + 0.05)
-    assert (await surfaces.offer(t, chat, "table", 22, "{}", since=20, poster="b")).wait == 0
-    assert (await surfaces.offer(t, chat, "table", 23, "{}", since=20, poster="a")).wait > 0  # b's now
-    assert (await surfaces.offer(t, chat, "table", 15, "{}", since=10, poster="a")).wait == 0
+    assert (await surfaces.offer(t, chat, "table", 22, "{}", since=20, poster="b")).claimed
+    assert (await surfaces.offer(t, chat, "table", 23, "{}", since=20, poster="a")).posting_elsewhere
+    # Once a newer epoch begins, the one before it is never claimed (its message is not posted any more).
+    assert (await surfaces.offer(t, chat, "table", 30, "{}", since=30, poster="c")).claimed
+    older = await surfaces.offer(t, chat, "table", 24, "{}", since=20, poster="c")
+    assert older.accepted and older.message_id is None and not older.claimed and not older.posting_elsewhere
 
 
 async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
