@@ -65,7 +65,7 @@ from bot.model import TableState, TableStatus
 from bot.service import Service, ServiceDeps
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
-from bot.store.surfaces import MemorySurfaces
+from bot.store.surfaces_memory import MemorySurfaces
 from engine.hand import Hand
 from engine.hand_types import Phase
 from engine.state import restore_match

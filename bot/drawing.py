@@ -7,7 +7,8 @@ message: a hand, or cards) was offered, and one identical to the newest offered 
 offered it. An epoch's message is posted by whichever worker draws it first: the store gives that worker a
 claim on the post, and other workers leave their views of the epoch to it meanwhile (it shows the newest
 offered after its call, and posts the newest if its own view was superseded before it could post it). A
-claim lasts until the message is recorded, or a few seconds for a worker that dies posting; a second copy
+claim lasts until the message is recorded; the worker renews it while its call waits, so it runs out a few
+seconds after a worker died posting (then the workers that left their views look again). A second copy
 posted all the same is deleted. The message is edited after that. After each call the drawer looks again: a
 newer view offered meanwhile is drawn again (this call may have landed after it), and a message that is no
 longer its epoch's, or whose hand is over, loses its buttons. Views that know no version (answers, notices)
@@ -16,12 +17,15 @@ are drawn as they come.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import Offer, SurfaceStore
 from bot.transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
 from bot.views import OutMessage
@@ -126,6 +130,7 @@ class Drawer:
         shown_key = (chat_id, message.table, message.slot)
         content = (message.text, message.buttons)
         shown = self._shown.get(shown_key)
+        claimed = False
         if not versioned(message):
             if not item.force and not message.fresh and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
@@ -141,7 +146,7 @@ class Drawer:
             if offer.same and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
                 return
-            known = offer.message_id
+            known, claimed = offer.message_id, offer.claimed
             older = message.since < offer.current
             if item.recheck and known is not None:
                 return  # the worker that posted it drew the newest view after its call
@@ -190,10 +195,25 @@ class Drawer:
                 self.remember(shown_key, content, message.version, known)
                 await self.after_call(chat_id, queue, message, known)
                 return
-        sent = await self.transport.send(chat_id, message)
+        renewing = asyncio.create_task(self._renew(chat_id, message)) if claimed else None
+        try:
+            sent = await self.transport.send(chat_id, message)
+        finally:
+            if renewing is not None:
+                renewing.cancel()
         self.stats["send"] += 1
         if await self.record_sent(chat_id, queue, message, sent, known):
             await self.after_call(chat_id, queue, message, sent)
+
+    async def _renew(self, chat_id: str, message: OutMessage) -> None:
+        """Keep this worker's claim to post the epoch's message while its call waits (a rate limiter may hold
+        it longer than a claim lasts): other workers go on leaving their views to it."""
+        with contextlib.suppress(StoreUnavailable):
+            while True:
+                await asyncio.sleep(self.surfaces.post_claim / 3)
+                table, slot, since = message.table, message.slot, message.since
+                if not await self.surfaces.renew(table, chat_id, slot, since=since, poster=self.token):
+                    return
 
     async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""

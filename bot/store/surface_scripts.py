@@ -99,3 +99,17 @@ local interval = tonumber(ARGV[1])
 redis.call('SET', KEYS[1], at + interval, 'PX', at + interval - now + 1000)
 return at - now
 """
+
+# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the worker's token. Renews the worker's claim to
+# post the epoch's message (its call is still on its way: a rate limiter holds it); 1 if renewed, 0 if the
+# claim is gone (another worker's now, or the message recorded).
+RENEW = """
+local g = ARGV[1]
+if redis.call('HGET', KEYS[1], g .. ':m') then return 0 end
+local held = redis.call('HGET', KEYS[1], g .. ':post')
+if not held or string.match(held, '^(.*):%d+$') ~= ARGV[2] then return 0 end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('HSET', KEYS[1], g .. ':post', ARGV[2] .. ':' .. now)
+return 1
+"""

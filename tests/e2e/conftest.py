@@ -35,7 +35,8 @@ from bot.settings import Settings
 from bot.store.embedded import EmbeddedRedis
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.prefs import MemoryPreferences
-from bot.store.surfaces import MemorySurfaces, SurfaceStore
+from bot.store.surfaces import SurfaceStore
+from bot.store.surfaces_memory import MemorySurfaces
 from bot.throttle import Throttle
 from engine.cards import SUIT_SYMBOLS, Card, card_name
 from engine.hand_types import Phase

@@ -14,7 +14,7 @@ from adapters.discord.app import DiscordRuntime
 from bot.flow import FlowSettings
 from bot.model import TableState, TableStatus
 from bot.service import Service
-from bot.store.surfaces import MemorySurfaces
+from bot.store.surfaces_memory import MemorySurfaces
 from engine.hand_types import Phase
 from engine.match import Match
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from bot.service import Service
-from bot.store.surfaces import MemorySurfaces
+from bot.store.surfaces_memory import MemorySurfaces
 from bot.throttle import Throttle
 
 from .conftest import (

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from bot.store.redis_client import AnyRedis
-from bot.store.surfaces import MemorySurfaces, Offer, RedisSurfaces, SurfaceStore
+from bot.store.surfaces import Offer, RedisSurfaces, SurfaceStore
+from bot.store.surfaces_memory import MemorySurfaces
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -164,6 +165,15 @@ async def test_one_worker_at_a_time_posts_an_epochs_message(surfaces: SurfaceSto
     assert (await surfaces.offer(t, chat, "table", 30, "{}", since=30, poster="c")).claimed
     older = await surfaces.offer(t, chat, "table", 24, "{}", since=20, poster="c")
     assert older.accepted and older.message_id is None and not older.claimed and not older.posting_elsewhere
+    # A claim is renewed by its worker while its call waits; by no other; not once the message is recorded.
+    assert (await surfaces.offer(t, chat, "table", 40, "{}", since=40, poster="a")).claimed
+    await asyncio.sleep(CLAIM * 0.7)
+    assert await surfaces.renew(t, chat, "table", since=40, poster="a")
+    assert not await surfaces.renew(t, chat, "table", since=40, poster="b")
+    await asyncio.sleep(CLAIM * 0.7)  # past the first claim's time, not the renewal's
+    assert (await surfaces.offer(t, chat, "table", 41, "{}", since=40, poster="b")).posting_elsewhere
+    assert (await surfaces.record(t, chat, "table", "44", since=40, replacing=None)).taken
+    assert not await surfaces.renew(t, chat, "table", since=40, poster="a")
 
 
 async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:

@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.store.surfaces import MemorySurfaces
+from bot.store.surfaces_memory import MemorySurfaces
 from bot.views import Button, OutMessage
 
 GROUP = "x:-1"

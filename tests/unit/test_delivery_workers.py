@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 
 from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused
-from bot.store.surfaces import MemorySurfaces
+from bot.store.surfaces_memory import MemorySurfaces
 from bot.views import Button, OutMessage
 
 GROUP = "x:-1"
@@ -192,12 +192,21 @@ async def test_a_post_and_an_edit_racing_end_on_the_newest_with_one_keyboard() -
         assert next(text for text, _ in chat.messages.values()) == "hand 1 over", (a_first, chat.messages)
 
 
+class Unrenewed(MemorySurfaces):
+    """Claims that run out however long the call takes (a worker frozen with its call on the way: its
+    renewals never reach the store)."""
+
+    async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
+        return True
+
+
 async def post_one_hand_twice(
     *, refuse_delete: bool = False, claim: float = 10.0
 ) -> tuple[Chat, Delivery, Delivery]:
     """Worker A posts hand 2 (version 10); before its post is recorded, worker B draws version 11 of hand 2
     and finds no message of it: while A's claim to post holds (``claim`` seconds), B leaves its view to A."""
-    chat, surfaces = Chat(), MemorySurfaces(post_claim=claim)
+    chat = Chat()
+    surfaces = (MemorySurfaces if claim >= 0.1 else Unrenewed)(post_claim=claim)
 
     class Stubborn(WorkerTransport):
         async def delete(self, chat_id: str, message_id: str) -> None:
@@ -274,6 +283,27 @@ async def test_a_posting_worker_held_back_by_a_rate_limit_posts_the_newest_view(
     assert chat.live() == ["hand 2: mus"] and b.stats["left"] == 1 and b.stats["send"] == 0
 
 
+async def test_a_claim_is_renewed_while_its_workers_post_waits() -> None:
+    """A's post is held (by a rate limiter) for three times its claim: A renews the claim meanwhile, so B
+    goes on leaving its view to A and never posts a copy."""
+    chat, surfaces = Chat(), MemorySurfaces(post_claim=0.1)
+    a_calls = WorkerTransport(chat)
+    a = Delivery(a_calls, surfaces, min_interval=0)
+    b = Delivery(WorkerTransport(chat), surfaces, min_interval=0)
+    gate = a_calls.hold()
+    a.deliver([view(10, "hand 2 dealt", fresh=True)])
+    await a_calls.in_flight.wait()
+    b.deliver([view(11, "hand 2: mus", since=10)])
+    await asyncio.sleep(0.3)
+    assert b.stats["send"] == 0 and b.stats["left"] >= 2  # looked again, found the claim renewed
+    gate.set()
+    await a.flush()
+    await asyncio.sleep(0.2)
+    await b.flush()
+    assert [text for text, _ in chat.messages.values()] == ["hand 2: mus"] and chat.deleted == []
+    assert b.stats["send"] == 0
+
+
 async def test_a_view_left_to_a_worker_that_died_posting_is_drawn_once_its_claim_ran_out() -> None:
     chat, surfaces = Chat(), MemorySurfaces(post_claim=0.1)
     a_calls = WorkerTransport(chat)
@@ -287,14 +317,14 @@ async def test_a_view_left_to_a_worker_that_died_posting_is_drawn_once_its_claim
     b.deliver([view(11, "hand 2: mus", since=10)])
     await b.flush()
     assert b.stats["left"] == 1 and chat.messages == {}
+    await a.close()  # ... and its renewals stop
     await asyncio.sleep(0.3)  # the claim ran out: B looks again, and posts
     await b.flush()
     assert [text for text, _ in chat.messages.values()] == ["hand 2: mus"] and b.stats["send"] == 1
-    await a.close()
 
 
 async def test_a_second_copy_posted_after_a_claim_ran_out_is_deleted() -> None:
-    chat, a, b = await post_one_hand_twice(claim=0.05)  # A's post took longer than its claim
+    chat, a, b = await post_one_hand_twice(claim=0.05)  # A's post outlived its claim (A froze)
     assert b.stats["send"] == 1 and a.stats["deleted"] == 1 and len(chat.deleted) == 1
     assert [text for text, _ in chat.messages.values()] == ["hand 1 over", "hand 2: mus"], chat.messages
     assert chat.live() == ["hand 2: mus"]

@@ -118,7 +118,7 @@ async def test_a_press_is_shown_on_its_message_only_when_the_slot_stays_there() 
 
     from adapters.discord.interactions import DiscordHandlers
     from bot.delivery import Delivery
-    from bot.store.surfaces import MemorySurfaces
+    from bot.store.surfaces_memory import MemorySurfaces
     from bot.views import Outcome
 
     surfaces = MemorySurfaces()

@@ -8,7 +8,7 @@ from bot.service import Service, ServiceDeps
 from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store.outbox import MemoryOutbox, decode, encode
 from bot.store.prefs import MemoryPreferences
-from bot.store.surfaces import MemorySurfaces
+from bot.store.surfaces_memory import MemorySurfaces
 from bot.views import Button, Outcome, OutMessage
 
 
