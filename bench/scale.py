@@ -91,7 +91,9 @@ import aiohttp
 import redis
 from redis.asyncio.cluster import RedisCluster
 
-from bench.procs import Group, die_with_me, free_port, percentile
+from bench.figures import percentile
+from bench.players import Group
+from bench.procs import die_with_me, free_port
 from bot.labels import QUICK_AMOUNTS
 from bot.model import TableState, TableStatus
 from bot.store.embedded import EmbeddedRedis
