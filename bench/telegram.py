@@ -34,299 +34,35 @@ p99 <= 50 ms of processing per update.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import functools
-import itertools
 import logging
-import os
-import platform
-import random
 import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 # bench/engine.py sits next to this file and would shadow the ``engine`` package: put the project root,
 # not bench/, first on the path.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from pydantic import SecretStr
-from telegram import Update
+from bench.figures import most_within, percentile, shortest_gap
+from bench.machine import about_machine
+from bench.phases import parse_phases, run_phases
+from bench.telegram_players import BOT_USERNAME, TOKEN, Players, open_solo, open_table, start
+from tests.e2e.fake_telegram import Call, FakeTelegram
 
-from adapters.telegram.app import TelegramRuntime, build_application
-from adapters.telegram.settings import TelegramSettings
-from bot.flow import FlowSettings
-from bot.leaderboard import MemoryLeaderboard
-from bot.model import TableState, TableStatus
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import MemoryPreferences
-from bot.store.surfaces_memory import MemorySurfaces
-from engine.hand import Hand
-from engine.hand_types import Phase
-from engine.state import restore_match
-from tests.e2e.fake_telegram import Call, FakeChat, FakeTelegram, FakeUser, StoredMessage
-
-TOKEN = "123456:BENCH-token"
-BOT_USERNAME = "musbot_bench"
-NAMES = ("Ane", "Brais", "Camille", "Dani")
 TARGET_GROUP_SENDS_PER_HAND = 3
 TARGET_CALLS_PER_SECOND_PER_CHAT = 1
 TARGET_P99_MS = 50.0
-
-
-# --- the bot under test ------------------------------------------------------------------------------
-
-
-def make_service(seed: int, machine_delay: float = 0.0) -> Service:
-    seeds = itertools.count(seed * 1_000_003)
-    ids = itertools.count(1)
-    return Service(
-        ServiceDeps(
-            tables=MemoryTableStore(),
-            deadlines=MemoryDeadlineStore(),
-            prefs=MemoryPreferences(),
-            leaderboard=MemoryLeaderboard(),
-            settings=FlowSettings(
-                turn_timeout=3600, machine_delay=machine_delay, next_hand_delay=0, catch_window=3.0
-            ),
-            rng_factory=lambda: random.Random(next(seeds)),
-            id_factory=lambda: f"b{next(ids):07d}",
-        )
-    )
-
-
-@dataclass
-class Bot:
-    application: object
-    runtime: TelegramRuntime
-    service: Service
-
-    async def stop(self) -> None:
-        app = self.application
-        await self.runtime.stop_deadlines()
-        if app.updater is not None and app.updater.running:  # type: ignore[attr-defined]
-            await app.updater.stop()  # type: ignore[attr-defined]
-        if app.running:  # type: ignore[attr-defined]
-            await app.stop()  # type: ignore[attr-defined]
-        await app.shutdown()  # type: ignore[attr-defined]
-
-
-async def start_bot(
-    tg: FakeTelegram, seed: int, *, min_interval: float, rate_limiter: bool, machine_delay: float = 0.0
-) -> Bot:
-    service = make_service(seed, machine_delay)
-    settings = TelegramSettings(
-        token=SecretStr(tg.token),
-        api_base_url=f"http://127.0.0.1:{tg.port}",
-        _env_file=None,  # type: ignore[call-arg]
-    )
-    application, runtime = build_application(
-        service,
-        settings,
-        MemorySurfaces(),
-        rate_limiter=rate_limiter,
-        min_interval=min_interval,
-        bot_username=BOT_USERNAME,
-    )
-    await application.initialize()
-    await application.start()
-    assert application.updater is not None
-    await application.updater.start_polling(
-        poll_interval=0, timeout=1, allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY]
-    )
-    await runtime.start_deadlines()
-    return Bot(application, runtime, service)
-
-
-# --- players -----------------------------------------------------------------------------------------
-
-
-def code_of(data: str | None) -> str:
-    return (data or "").rsplit(".", 1)[-1]
-
-
-@dataclass
-class Players:
-    """Four users at a group table, pressing what the fake server shows them."""
-
-    tg: FakeTelegram
-    bot: Bot
-    group: FakeChat
-    users: dict[int, FakeUser]
-    rng: random.Random
-    table_id: str = ""
-    latencies: list[float] = field(default_factory=list)
-    presses: int = 0
-    answers: Counter[str] = field(default_factory=Counter)
-    waits: list[float] = field(default_factory=list)
-    """Seconds each player on turn waited for their buttons to appear on the group table."""
-
-    async def state(self) -> tuple[TableState, Hand]:
-        table = await self.bot.service.load_table(self.table_id)
-        assert table is not None and table.match is not None
-        match = restore_match(table.match, random.Random(0))
-        assert match.hand is not None
-        return table, match.hand
-
-    def find(self, chat: int, data: str) -> StoredMessage | None:
-        for message in reversed(self.tg.bot_messages(chat)):
-            if data in [d for _, d in message.buttons]:
-                return message
-        return None
-
-    def showing(self, cards: str, stamp: str) -> StoredMessage | None:
-        """The group table message once it shows the turn buttons stamped ``stamp``."""
-        message = self.find(self.group.id, cards)
-        shown = message is not None and any((d or "").startswith(stamp) for _, d in message.buttons)
-        return message if shown else None
-
-    async def on_screen(self, chat: int, data: str) -> StoredMessage:
-        """Wait until a message of ``chat`` shows a button with ``data`` (what a player waits for)."""
-        return await self.tg.wait_for(lambda: self.find(chat, data), timeout=30.0)
-
-    async def press(self, user: FakeUser, message: StoredMessage, data: str, *, measure: bool) -> None:
-        before = len(self.tg.calls())
-        queued = self.tg.now()
-        query = self.tg.user_presses(user, message, data)
-        record = self.tg.callbacks[query]
-        await self.tg.wait_for(lambda: record.answered, timeout=30.0)
-        self.presses += 1
-        text = (record.answer or {}).get("text")
-        if text is not None:
-            self.answers[text] += 1
-        if not measure:
-            return
-        await self.bot.runtime.sender.flush(timeout=30.0)
-        caused = [c for c in self.tg.calls()[before:] if c.method != "getUpdates" and c.finished is not None]
-        self.latencies.append(max(c.finished for c in caused) - queued)  # type: ignore[type-var]
-
-    def choose(self, hand: Hand, codes: list[str]) -> str:
-        """A seeded mix: mostly paso, some mus, envidos, answers and the odd órdago."""
-        weights = {
-            "mus": 5 if hand.mus_round == 0 else 1,
-            "nomus": 4,
-            "paso": 10,
-            "env2": 2,
-            "env5": 1,
-            "quiero": 3,
-            "noquiero": 4,
-            "sube2": 1,
-            "ordago": 0.15,
-        }
-        options = [c for c in codes if c in weights]
-        return self.rng.choices(options, [weights[c] for c in options])[0]
-
-    async def discard_all(self, hand_no: int, *, measure: bool) -> bool:
-        """Every player toggles one or two cards on their private hand, then confirms; whether anyone did."""
-        table, hand = await self.state()
-        pressed = False
-        for seat, user in self.users.items():
-            if table.seats[seat].discard_ready or len(hand.hands[seat]) < 4:
-                continue
-            pressed = True
-            confirm = f"{self.table_id}.{hand_no}.discard"
-            prefix = f"{self.table_id}.{hand_no}.pick"
-
-            def picks(chat: int = user.id, prefix: str = prefix) -> list[str]:
-                for message in reversed(self.tg.bot_messages(chat)):
-                    found = [d for _, d in message.buttons if d is not None and d.startswith(prefix)]
-                    if found:
-                        return found
-                return []
-
-            # Pick buttons name their card (``pick_12o``): choose among those drawn on the hand.
-            cards = await self.tg.wait_for(picks, timeout=30.0)
-            for data in self.rng.sample(cards, self.rng.choice((1, 1, 2))):
-                await self.press(user, await self.on_screen(user.id, data), data, measure=measure)
-            await self.press(user, await self.on_screen(user.id, confirm), confirm, measure=measure)
-        return pressed
-
-    async def play_hands(self, hands: int, *, measure: bool) -> int:
-        """Play until ``hands`` more hands have been dealt (or the match is over); the hands played."""
-        table, _ = await self.state()
-        first = table.hand_no
-        while True:
-            table, hand = await self.state()
-            if table.status is not TableStatus.PLAYING or table.hand_no - first >= hands:
-                return table.hand_no - first
-            if hand.over:
-                await asyncio.sleep(0.005)
-                continue
-            if hand.phase is Phase.DISCARD:
-                if not await self.discard_all(table.hand_no, measure=measure):
-                    await asyncio.sleep(0.005)  # only machines left to discard: their deadlines do it
-                continue
-            seat = hand.turn
-            assert seat is not None
-            if seat not in self.users:  # a machine's turn: the bot's deadline loop plays it
-                await asyncio.sleep(0.005)
-                continue
-            stamp = f"{self.table_id}.{table.hand_no}-{len(hand.log)}."
-            cards = f"{self.table_id}.{table.hand_no}.cards"
-
-            waited = time.monotonic()
-            message = await self.tg.wait_for(functools.partial(self.showing, cards, stamp), timeout=30.0)
-            self.waits.append(time.monotonic() - waited)
-            codes = [code_of(d) for _, d in message.buttons if (d or "").startswith(stamp)]
-            code = self.choose(hand, codes)
-            await self.press(self.users[seat], message, f"{stamp}{code}", measure=measure)
-
-
-async def open_table(
-    tg: FakeTelegram, bot: Bot, seed: int, humans: tuple[int, ...] = (0, 1, 2, 3)
-) -> Players:
-    group = tg.add_group("Mus bench")
-    users = {seat: tg.add_user(NAMES[seat], language_code="en") for seat in humans}
-    players = Players(tg, bot, group, users, random.Random(seed))
-    for user in users.values():
-        tg.user_starts_bot(user)
-    tg.user_sends(users[0], group, "/newgame")
-    lobby = await tg.wait_for(
-        lambda: next(
-            (m for m in tg.bot_messages(group) if any(".L.seat" in (d or "") for _, d in m.buttons)), None
-        ),
-        timeout=30.0,
-    )
-    players.table_id = (lobby.buttons[0][1] or "").split(".")[0]
-    for seat in humans[1:]:
-        data = f"{players.table_id}.L.seat{seat}"
-        await players.press(users[seat], lobby, data, measure=False)
-    data = f"{players.table_id}.L.start"
-    await players.press(users[0], await players.on_screen(group.id, data), data, measure=False)
-    await tg.wait_for(lambda: players.find(group.id, f"{players.table_id}.1.cards"), timeout=30.0)
-    return players
-
-
-async def open_solo(tg: FakeTelegram, bot: Bot, seed: int) -> Players:
-    """``/newgame`` in a private chat: the solo options, then Start (one person, three machines)."""
-    user = tg.add_user(NAMES[0], language_code="en")
-    chat = tg.private_chat(user)
-    players = Players(tg, bot, chat, {0: user}, random.Random(seed))
-    tg.user_sends(user, None, "/newgame")
-    lobby = await tg.wait_for(
-        lambda: next(
-            (m for m in tg.bot_messages(chat) if any(".L.start" in (d or "") for _, d in m.buttons)), None
-        ),
-        timeout=30.0,
-    )
-    players.table_id = (lobby.buttons[0][1] or "").split(".")[0]
-    await players.press(user, lobby, f"{players.table_id}.L.start", measure=False)
-    await tg.wait_for(lambda: players.find(chat.id, f"{players.table_id}.1.cards"), timeout=30.0)
-    return players
-
-
-# --- figures -----------------------------------------------------------------------------------------
 
 
 _KINDS = {"sendMessage": "sends", "editMessageText": "edits", "editMessageReplyMarkup": "keyboard removals"}
 
 
 def classify(call: Call, group_ids: set[int]) -> str | None:
+    """The kind of a call that went through: ``group sends``, ``private edits``, ``callback answers``…"""
     if not call.ok:
         return None
     if call.method == "answerCallbackQuery":
@@ -374,16 +110,9 @@ def per_chat_rates(calls: list[Call]) -> tuple[int, float, int]:
     for call in calls:
         if call.chat_id is not None and call.method != "getUpdates" and call.ok:
             times.setdefault(call.chat_id, []).append(call.time)
-    worst, shortest = 0, float("inf")
-    for series in times.values():
-        series.sort()
-        j = 0
-        for i, t in enumerate(series):
-            while series[j] <= t - 1.0:
-                j += 1
-            worst = max(worst, i - j + 1)
-        shortest = min([shortest, *(b - a for a, b in itertools.pairwise(series))])
-    return worst, shortest, len(times)
+    series = [sorted(s) for s in times.values()]
+    worst = max((most_within(s, 1.0) for s in series), default=0)
+    return worst, min((shortest_gap(s) for s in series), default=float("inf")), len(times)
 
 
 def print_clean(tg: FakeTelegram) -> None:
@@ -394,14 +123,10 @@ def print_clean(tg: FakeTelegram) -> None:
     )
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
 async def throughput(hands: int, seed: int) -> None:
+    """Four people at group tables, no pacing: calls per hand and the processing per update."""
     async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
-        bot = await start_bot(tg, seed, min_interval=0.0, rate_limiter=False)
+        bot = await start(tg, seed, min_interval=0.0, rate_limiter=False)
         try:
             played = 0
             players: list[Players] = []
@@ -450,7 +175,7 @@ async def throughput(hands: int, seed: int) -> None:
 async def solo(hands: int, seed: int) -> None:
     """A solo game in a private chat (the table and the hand share one chat); no pacing."""
     async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
-        bot = await start_bot(tg, seed, min_interval=0.0, rate_limiter=False)
+        bot = await start(tg, seed, min_interval=0.0, rate_limiter=False)
         try:
             played, tables, start_seq = 0, 0, 0
             while played < hands:
@@ -477,7 +202,7 @@ async def solo(hands: int, seed: int) -> None:
 async def mixed(hands: int, seed: int) -> None:
     """Two people and two machines in a group, machines pausing before they play: edits per hand."""
     async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
-        bot = await start_bot(tg, seed, min_interval=0.0, rate_limiter=False, machine_delay=0.05)
+        bot = await start(tg, seed, min_interval=0.0, rate_limiter=False, machine_delay=0.05)
         try:
             table = await open_table(tg, bot, seed, humans=(0, 1))
             await bot.runtime.sender.flush()
@@ -503,8 +228,9 @@ async def mixed(hands: int, seed: int) -> None:
 
 
 async def pacing(hands: int, seed: int) -> None:
+    """Four people at a group table, production pacing: the calls each chat gets per second."""
     async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME) as tg:
-        bot = await start_bot(tg, seed, min_interval=1.0, rate_limiter=True)
+        bot = await start(tg, seed, min_interval=1.0, rate_limiter=True)
         try:
             table = await open_table(tg, bot, seed)
             await asyncio.sleep(1.0)
@@ -548,32 +274,22 @@ async def pacing(hands: int, seed: int) -> None:
         print_clean(tg)
 
 
-async def run(args: argparse.Namespace) -> None:
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    print(f"python {platform.python_version()} · {os.cpu_count()} cores · load average {load} before the run")
-    if args.hands > 0:
-        await throughput(args.hands, args.seed)
-    if args.paced_hands > 0:
-        await pacing(args.paced_hands, args.seed)
-    if args.solo_hands > 0:
-        await solo(args.solo_hands, args.seed)
-    if args.mixed_hands > 0:
-        await mixed(args.mixed_hands, args.seed)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=20, help="hands in the throughput phase (default 20)")
-    parser.add_argument("--paced-hands", type=int, default=1, help="hands with production pacing (default 1)")
-    parser.add_argument("--solo-hands", type=int, default=5, help="hands of a solo game (default 5)")
-    parser.add_argument(
-        "--mixed-hands", type=int, default=10, help="hands of two people and two machines (default 10)"
+    """Parse the command line and run the phases asked for."""
+    args = parse_phases(
+        __doc__.splitlines()[0],
+        solo_default=5,
+        solo_help="hands of a solo game (default 5)",
+        more=[("--mixed-hands", 10, "hands of two people and two machines (default 10)")],
     )
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    asyncio.run(run(args))
+    phases = [
+        (args.hands, throughput),
+        (args.paced_hands, pacing),
+        (args.solo_hands, solo),
+        (args.mixed_hands, mixed),
+    ]
+    asyncio.run(run_phases(about_machine(), phases, args.seed))
 
 
 if __name__ == "__main__":
