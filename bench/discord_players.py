@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from adapters.discord.app import DiscordRuntime
+from bench.players import MIX
 from bot.model import TableState, TableStatus
 from bot.service import Service
 from engine.cards import card_name
@@ -28,8 +29,8 @@ NAMES = ("Ane", "Brais", "Iker", "Uxue")
 CLOSED_DMS_SEAT = 3
 Window = tuple[float, float]
 """From when to when a table played, on the fake's clock."""
-#: A seeded mix of moves: mostly paso, some mus, envidos, answers and the odd órdago.
-WEIGHTS = dict(nomus=4, paso=10, env2=2, env5=1, quiero=3, noquiero=4, sube2=1, ordago=0.15)
+WEIGHTS = {**MIX, "ordago": 0.15}
+"""A seeded mix of moves: mostly paso, some envidos, answers and the odd órdago (and mus: by the hand)."""
 
 
 @dataclass

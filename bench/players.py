@@ -1,5 +1,5 @@
-"""What the simulated players of the load generators share: the group chats they play in and their weighted
-pick among the turn buttons they are shown."""
+"""What the simulated players of the benchmarks share: the group chats they play in and their weighted pick
+among the turn buttons they are shown."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tests.e2e.fake_telegram import FakeChat, FakeUser
+
+MIX = {"nomus": 4.0, "paso": 10.0, "env2": 2.0, "env5": 1.0, "quiero": 3.0, "noquiero": 4.0, "sube2": 1.0}
+"""The weights of the turn buttons every benchmark's players press: mostly paso, some envidos and answers.
+Each adds its own weights of mus and órdago."""
 
 
 @dataclass

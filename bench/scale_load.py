@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from bench.players import Group, weighted
+from bench.players import MIX, Group, weighted
 from bench.procs import Worker
 from bot.labels import QUICK_AMOUNTS
 from bot.model import TableState, TableStatus
@@ -34,17 +34,7 @@ POLL = 0.02
 """Seconds between two reads of a table that waits for the bot (the next deal)."""
 STUCK_PRESSES = 20
 """A table whose stored version stays the same over this many presses in a row is left alone (and counted)."""
-WEIGHTS = {
-    "mus": 6.0,
-    "nomus": 4.0,
-    "paso": 10.0,
-    "env2": 2.0,
-    "env5": 1.0,
-    "quiero": 3.0,
-    "noquiero": 4.0,
-    "sube2": 1.0,
-    "ordago": 0.1,
-}
+WEIGHTS = {**MIX, "mus": 6.0, "ordago": 0.1}
 
 
 class ScaleTelegram(FakeTelegram):

@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.players import Group, weighted
+from bench.players import MIX, Group, weighted
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
 from tests.e2e.fake_telegram import CallbackRecord, FakeTelegram, FakeUser, StoredMessage
@@ -41,17 +41,7 @@ TURN_LINES = [
 ]
 CONFIRMED = [translator(lang).gettext("Discard confirmed: waiting for your turn.") for lang in LANGUAGES]
 
-WEIGHTS = {
-    "mus": 4.0,
-    "nomus": 4.0,
-    "paso": 10.0,
-    "env2": 2.0,
-    "env5": 1.0,
-    "quiero": 3.0,
-    "noquiero": 4.0,
-    "sube2": 1.0,
-    "ordago": 0.1,
-}
+WEIGHTS = {**MIX, "mus": 4.0, "ordago": 0.1}
 
 
 @dataclass

@@ -9,18 +9,15 @@ import functools
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from bot.flow import FlowSettings
-from bot.leaderboard import MemoryLeaderboard
+from bench.players import MIX, weighted
 from bot.model import TableState, TableStatus
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import MemoryPreferences
+from bot.service import Service
 from engine.hand import Hand
 from engine.hand_types import Phase
 from engine.state import restore_match
-from tests.e2e.conftest import RunningBot, code_of, seeded, start_bot, table_ids
+from tests.e2e.conftest import FAST, RunningBot, code_of, memory_service, start_bot
 from tests.e2e.fake_telegram import FakeChat, FakeTelegram, FakeUser, StoredMessage
 
 TOKEN = "123456:BENCH-token"
@@ -29,20 +26,8 @@ NAMES = ("Ane", "Brais", "Camille", "Dani")
 
 
 def make_service(seed: int, machine_delay: float = 0.0) -> Service:
-    """A service on in-process stores with seeded deals; people only wait for machines ``machine_delay``."""
-    return Service(
-        ServiceDeps(
-            tables=MemoryTableStore(),
-            deadlines=MemoryDeadlineStore(),
-            prefs=MemoryPreferences(),
-            leaderboard=MemoryLeaderboard(),
-            settings=FlowSettings(
-                turn_timeout=3600, machine_delay=machine_delay, next_hand_delay=0, catch_window=3.0
-            ),
-            rng_factory=seeded(seed),
-            id_factory=table_ids("b"),
-        )
-    )
+    """A service on in-process stores with seeded deals; machines wait ``machine_delay`` before they play."""
+    return memory_service(replace(FAST, machine_delay=machine_delay), seed=seed)
 
 
 async def start(
@@ -115,19 +100,10 @@ class Players:
 
     def choose(self, hand: Hand, codes: list[str]) -> str:
         """A seeded mix: mostly paso, some mus, envidos, answers and the odd órdago."""
-        weights = {
-            "mus": 5 if hand.mus_round == 0 else 1,
-            "nomus": 4,
-            "paso": 10,
-            "env2": 2,
-            "env5": 1,
-            "quiero": 3,
-            "noquiero": 4,
-            "sube2": 1,
-            "ordago": 0.15,
-        }
-        options = [c for c in codes if c in weights]
-        return self.rng.choices(options, [weights[c] for c in options])[0]
+        weights = {**MIX, "mus": 5 if hand.mus_round == 0 else 1, "ordago": 0.15}
+        code = weighted(self.rng, codes, weights)
+        assert code is not None, codes
+        return code
 
     async def discard_all(self, hand_no: int, *, measure: bool) -> bool:
         """Every player toggles one or two cards on their private hand, then confirms; whether anyone did."""
@@ -186,6 +162,18 @@ class Players:
             await self.press(self.users[seat], message, f"{stamp}{code}", measure=measure)
 
 
+async def lobby_in(tg: FakeTelegram, chat: FakeChat, button: str) -> StoredMessage:
+    """Wait for the bot's first message in ``chat`` with a button whose data holds ``button`` (the lobby)."""
+    lobby = await tg.wait_for(
+        lambda: next(
+            (m for m in tg.bot_messages(chat) if any(button in (d or "") for _, d in m.buttons)), None
+        ),
+        timeout=30.0,
+    )
+    assert lobby is not None  # wait_for returns a truthy value
+    return lobby
+
+
 async def open_table(
     tg: FakeTelegram, bot: RunningBot, seed: int, humans: tuple[int, ...] = (0, 1, 2, 3)
 ) -> Players:
@@ -196,13 +184,7 @@ async def open_table(
     for user in users.values():
         tg.user_starts_bot(user)
     tg.user_sends(users[0], group, "/newgame")
-    lobby = await tg.wait_for(
-        lambda: next(
-            (m for m in tg.bot_messages(group) if any(".L.seat" in (d or "") for _, d in m.buttons)), None
-        ),
-        timeout=30.0,
-    )
-    assert lobby is not None  # wait_for returns a truthy value
+    lobby = await lobby_in(tg, group, ".L.seat")
     players.table_id = (lobby.buttons[0][1] or "").split(".")[0]
     for seat in humans[1:]:
         data = f"{players.table_id}.L.seat{seat}"
@@ -219,13 +201,7 @@ async def open_solo(tg: FakeTelegram, bot: RunningBot, seed: int) -> Players:
     chat = tg.private_chat(user)
     players = Players(tg, bot, chat, {0: user}, random.Random(seed))
     tg.user_sends(user, None, "/newgame")
-    lobby = await tg.wait_for(
-        lambda: next(
-            (m for m in tg.bot_messages(chat) if any(".L.start" in (d or "") for _, d in m.buttons)), None
-        ),
-        timeout=30.0,
-    )
-    assert lobby is not None  # wait_for returns a truthy value
+    lobby = await lobby_in(tg, chat, ".L.start")
     players.table_id = (lobby.buttons[0][1] or "").split(".")[0]
     await players.press(user, lobby, f"{players.table_id}.L.start", measure=False)
     await tg.wait_for(lambda: players.find(chat.id, f"{players.table_id}.1.cards"), timeout=30.0)
