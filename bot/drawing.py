@@ -143,29 +143,32 @@ class Drawer:
             # worker that offered it (it shows it).
             shares = not (item.force or item.reshow or item.recheck or message.fresh)
             offer = await self.offer(chat_id, message, shares=shares, posts=not item.reshow)
-            if offer.same and shown is not None and shown.content == content:
+            if offer.same:
+                # The worker that offered the same view shows it (posts it, or shows the newest again if one
+                # of its calls went over another's): a call here would only be answered "not modified".
                 self.stats["skipped"] += 1
+                if shown is None or shown.content != content:
+                    self.forget(shown_key)
                 return
             known, claimed = offer.message_id, offer.claimed
             older = message.since < offer.current
             if item.recheck and known is not None:
                 return  # the worker that posted it drew the newest view after its call
-            if offer.posting_elsewhere or (offer.same and known is None):
+            if offer.posting_elsewhere:
                 # Another worker is posting this epoch's message: after its call it shows the epoch's newest
                 # view (this one, or a newer one), so a second copy would only have to be deleted. Look
                 # again when its claim runs out, in case it died posting.
                 self.stats["left"] += 1
-                if offer.posting_elsewhere:
-                    self.later(chat_id, Pending(message, recheck=True), offer.claim_left + RECHECK_MARGIN)
+                self.later(chat_id, Pending(message, recheck=True), offer.claim_left + RECHECK_MARGIN)
                 return
-            if not offer.accepted and not offer.same and offer.claimed:
+            if not offer.accepted and offer.claimed:
                 # A newer view came before this worker could post its epoch's message (a rate limit, a
                 # paced lane), and its worker left it to this one: post the newest.
                 newest = await self._newest_view(chat_id, message)
                 if newest is None:
                     return
                 message, content = newest, (newest.text, newest.buttons)
-            elif (not offer.accepted and not offer.same) or (known is None and older):
+            elif not offer.accepted or (known is None and older):
                 # A newer view of its epoch came, or its epoch's message was never posted and a newer
                 # hand's is on screen: nothing to draw.
                 self.stats["superseded"] += 1
@@ -269,6 +272,11 @@ class Drawer:
                 view = OutMessage.from_json(newest.view)
             except ValueError:
                 log.warning("a stored view of chat %s cannot be read", chat_id)
+                return
+            if _digest(view) == _digest(message):
+                # It shows what this call showed: whichever call landed last, the message shows the newest.
+                key = (chat_id, message.table, message.slot)
+                self.remember(key, (message.text, message.buttons), newest.version, message_id)
                 return
             self.stats["reshown"] += 1
             self.forget((chat_id, message.table, message.slot))
