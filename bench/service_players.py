@@ -124,7 +124,8 @@ class TimedService(Service):
     """The service, with each fired deadline timed (``fire_due`` calls ``fire`` once per claimed key)."""
 
     bench_stats: Stats
-    drivers: dict[str, Driver]
+    drivers: dict[str | None, Driver]
+    """Table -> its driver (the key of a start the service refused: ``None``)."""
 
     async def fire(self, key: str) -> Outcome:
         """Fire ``key``, timed; its views go to the table's driver."""
