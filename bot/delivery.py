@@ -17,8 +17,7 @@ newest state (views carry their table version; see :mod:`bot.drawing`). The plat
 :class:`~bot.transport.Transport` (send, edit, clear the buttons) whose failures are
 typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
 newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
-their private views without affecting the table; other refusals are logged and the view dropped. (The
-protocol and the errors are re-exported here for the adapters.)
+their private views without affecting the table; other refusals are logged and the view dropped.
 """
 
 from __future__ import annotations
@@ -37,29 +36,13 @@ from bot.store.surfaces import SurfaceStore
 from bot.transport import (
     CountingTransport,
     DeliveryError,
-    MessageGone,
-    NotModified,
     RateLimited,
-    Refused,
     Transport,
     Unreachable,
 )
 from bot.views import KEPT_SLOTS, OutMessage
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "COALESCING_SLOTS",
-    "Delivery",
-    "DeliveryError",
-    "MessageGone",
-    "NotModified",
-    "RateLimited",
-    "Refused",
-    "Transport",
-    "Unreachable",
-    "destination",
-]
 
 #: Slots whose newer state replaces a pending older one (the kept slots).
 COALESCING_SLOTS = KEPT_SLOTS

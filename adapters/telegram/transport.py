@@ -1,10 +1,10 @@
-"""The Bot API calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons.
+"""The Bot API calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons, delete.
 
 Views become Telegram messages here (an inline keyboard for the buttons, HTML for Markdown views, the 4096
 character limit; a view with a file is a ``sendDocument`` whose caption is its text), and Telegram's failures
-become the core's typed delivery errors: "message is not modified" is :class:`~bot.delivery.NotModified`; a
-message not found or too old to edit is :class:`~bot.delivery.MessageGone`; 403 is
-:class:`~bot.delivery.Unreachable`; ``RetryAfter`` is :class:`~bot.delivery.RateLimited`.
+become the core's typed delivery errors: "message is not modified" is :class:`~bot.transport.NotModified`; a
+message not found or too old to edit is :class:`~bot.transport.MessageGone`; 403 is
+:class:`~bot.transport.Unreachable`; ``RetryAfter`` is :class:`~bot.transport.RateLimited`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
-from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.transport import MessageGone, NotModified, RateLimited, Refused, Unreachable
 from bot.views import OutMessage
 
 MAX_TEXT = 4096

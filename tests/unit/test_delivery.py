@@ -11,8 +11,9 @@ import itertools
 
 import pytest
 
-from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.delivery import Delivery
 from bot.store.surfaces_memory import MemorySurfaces
+from bot.transport import MessageGone, NotModified, RateLimited, Refused, Unreachable
 from bot.views import Button, OutMessage
 
 GROUP = "x:-1"

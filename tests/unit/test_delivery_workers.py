@@ -16,8 +16,9 @@ from dataclasses import replace
 
 import pytest
 
-from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused
+from bot.delivery import Delivery
 from bot.store.surfaces_memory import MemorySurfaces
+from bot.transport import MessageGone, NotModified, RateLimited, Refused
 from bot.views import Button, OutMessage
 
 GROUP = "x:-1"
