@@ -213,7 +213,7 @@ class Drawer:
         it longer than a claim lasts): other workers go on leaving their views to it."""
         with contextlib.suppress(StoreUnavailable):
             while True:
-                await asyncio.sleep(self.surfaces.post_claim / 3)
+                await asyncio.sleep(self.surfaces.post_claim / 2)
                 table, slot, since = message.table, message.slot, message.since
                 if not await self.surfaces.renew(table, chat_id, slot, since=since, poster=self.token):
                     return
