@@ -14,7 +14,7 @@ proves the old one had none.
 
 Each call is made by a :class:`~bot.drawing.Drawer`, which keeps several workers drawing one table on its
 newest state (views carry their table version; see :mod:`bot.drawing`). The platform is a
-:class:`~bot.transport.Transport` (send, edit, clear the buttons) whose failures are
+:class:`~bot.transport.Transport` (send, edit, clear the buttons, delete) whose failures are
 typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
 newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
 their private views without affecting the table; other refusals are logged and the view dropped.

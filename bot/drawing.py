@@ -221,13 +221,8 @@ class Drawer:
     async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""
         newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
-        if newest.view is None:
-            return None
-        try:
-            return replace(OutMessage.from_json(newest.view), fresh=False)
-        except ValueError:
-            log.warning("a stored view of chat %s cannot be read", chat_id)
-            return None
+        view = _stored_view(chat_id, newest.view)
+        return None if view is None else replace(view, fresh=False)
 
     async def offer(
         self, chat_id: str, message: OutMessage, *, shares: bool = False, posts: bool = False
@@ -267,21 +262,18 @@ class Drawer:
         elsewhere = newest.message_id is not None and newest.message_id != message_id
         if message.buttons and (elsewhere or newest.current > message.since):
             queue.insert(0, Pending(message, strip=message_id))
-        if newest.version > message.version and newest.view is not None:
-            try:
-                view = OutMessage.from_json(newest.view)
-            except ValueError:
-                log.warning("a stored view of chat %s cannot be read", chat_id)
-                return
-            if _digest(view) == _digest(message):
-                # It shows what this call showed: whichever call landed last, the message shows the newest.
-                key = (chat_id, message.table, message.slot)
-                self.remember(key, (message.text, message.buttons), newest.version, message_id)
-                return
-            self.stats["reshown"] += 1
-            self.forget((chat_id, message.table, message.slot))
-            # An edit of whatever message shows the slot: never a second new message.
-            queue.insert(0, Pending(replace(view, fresh=False), force=True, reshow=True))
+        view = _stored_view(chat_id, newest.view) if newest.version > message.version else None
+        if view is None:
+            return
+        key = (chat_id, message.table, message.slot)
+        if _digest(view) == _digest(message):
+            # It shows what this call showed: whichever call landed last, the message shows the newest.
+            self.remember(key, (message.text, message.buttons), newest.version, message_id)
+            return
+        self.stats["reshown"] += 1
+        self.forget(key)
+        # An edit of whatever message shows the slot: never a second new message.
+        queue.insert(0, Pending(replace(view, fresh=False), force=True, reshow=True))
 
     async def strip(self, chat_id: str, item: Pending) -> None:
         """Remove the buttons of a superseded message, or delete a second copy (its buttons go if the
@@ -358,6 +350,17 @@ def same_slot(a: OutMessage, b: OutMessage) -> bool:
     """Views of one message: the same slot, and the same epoch (a new hand's view never takes the place of
     the last hand's final one, which its own message must still show)."""
     return a.slot == b.slot and a.table == b.table and a.since == b.since
+
+
+def _stored_view(chat_id: str, raw: str | None) -> OutMessage | None:
+    """A view the store kept (:meth:`OutMessage.to_json`); ``None`` if there is none or it is unreadable."""
+    if raw is None:
+        return None
+    try:
+        return OutMessage.from_json(raw)
+    except ValueError:
+        log.warning("a stored view of chat %s cannot be read", chat_id)
+        return None
 
 
 def _digest(message: OutMessage) -> str:

@@ -57,11 +57,15 @@ class Offer(NamedTuple):
     claimed: bool = False
     """The epoch has no message, and the offering ``poster`` now holds the claim to post it: with this
     view, or (not accepted) with the epoch's newest view."""
-    posting_elsewhere: bool = False
-    """The epoch has no message and another worker holds the claim to post it: that worker shows the
-    epoch's newest view once it posted, so this one leaves its view to it."""
     claim_left: float = 0.0
-    """How long (seconds) another worker's claim still holds: look again then, in case it died posting."""
+    """How long (seconds) another worker's claim to post the epoch's message still holds (0: none does)."""
+
+    @property
+    def posting_elsewhere(self) -> bool:
+        """The epoch has no message and another worker holds the claim to post it: that worker shows the
+        epoch's newest view once it posted, so this one leaves its view to it (and looks again when the
+        claim runs out, in case that worker died posting)."""
+        return self.claim_left > 0
 
 
 class Recorded(NamedTuple):
@@ -229,8 +233,7 @@ class RedisSurfaces:
             int(current),
             same=taken == 2,
             claimed=claim == 1,
-            posting_elsewhere=claim == 2,
-            claim_left=int(left) / 1000,
+            claim_left=int(left) / 1000 if claim == 2 else 0.0,
         )
 
     async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:

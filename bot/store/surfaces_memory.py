@@ -92,17 +92,17 @@ class MemorySurfaces:
         claim = self._claim(epoch, poster, since == state.newest)
         return Offer(True, previous, epoch.message_id, state.newest, False, *claim)
 
-    def _claim(self, epoch: _Epoch, poster: str, newest: bool) -> tuple[bool, bool, float]:
-        """(claimed by ``poster`` now, held by another worker, for how long still), for the newest epoch's
+    def _claim(self, epoch: _Epoch, poster: str, newest: bool) -> tuple[bool, float]:
+        """(claimed by ``poster`` now, how long another worker's claim still holds), for the newest epoch's
         message if it has none."""
         if epoch.message_id is not None or not poster or not newest:
-            return False, False, 0.0
+            return False, 0.0
         now = self.clock()
         left = self.post_claim - (now - epoch.claimed)
         if epoch.poster and epoch.poster != poster and left > 0:
-            return False, True, left
+            return False, left
         epoch.poster, epoch.claimed = poster, now
-        return True, False, 0.0
+        return True, 0.0
 
     async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
         """Renew the claim if it is still ``poster``'s and the epoch has no message."""
