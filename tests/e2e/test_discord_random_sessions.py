@@ -209,10 +209,10 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
     finally:
         await runtime.stop()
     played, _ = await table.state()
-    # The session really pressed old, forged and right components, and "My cards"; a member decided in every
+    # The session really pressed old, forged and right components; a member decided in every
     # hand that ended (one machine cannot end a hand alone). How many presses a hand takes is the machines'
     # pace and the cards' (an órdago accepted at once ends a hand in three).
-    assert {"old", "forged", "cards", "turn"} <= set(kinds), kinds
+    assert {"old", "forged", "turn"} <= set(kinds), kinds  # ("My cards" only when the roll meets its button)
     assert kinds["turn"] >= min(played.reported_hand, 5), (kinds, played.reported_hand)
     assert dc.rejected() == [], dc.rejected()
     bad: list[FakeInteraction] = [

@@ -198,10 +198,10 @@ async def test_a_randomized_session_keeps_every_promise(
     table, kinds = await random_session(tg, bot, seed, hands=6)
     print(f"seed {seed}: {table.presses} presses {dict(kinds)}")
     state, _ = await table.state()
-    # The session really pressed old, forged and right buttons, and "My cards"; a person decided in every hand
+    # The session really pressed old, forged and right buttons; a person decided in every hand
     # that ended (one machine cannot end a hand alone). How many presses a hand takes is the machines' pace
     # and the cards' (an órdago accepted at once ends a hand in three).
-    assert {"old", "forged", "cards", "turn"} <= set(kinds), kinds
+    assert {"old", "forged", "turn"} <= set(kinds), kinds  # ("My cards" only when the roll meets its button)
     assert kinds["turn"] >= min(state.reported_hand, 6), (kinds, state.reported_hand)
     assert state.hand_no >= 6 or state.status is TableStatus.FINISHED
     assert_clean(tg)
