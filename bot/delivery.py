@@ -30,16 +30,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from bot import metrics
-from bot.drawing import Drawer, Pending, same_slot, versioned
+from bot.drawing import Drawer, Pending, older_than, same_slot, versioned
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
-from bot.transport import (
-    CountingTransport,
-    DeliveryError,
-    RateLimited,
-    Transport,
-    Unreachable,
-)
+from bot.transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
 from bot.views import KEPT_SLOTS, OutMessage
 
 log = logging.getLogger(__name__)
@@ -133,11 +127,18 @@ class Delivery:
                 continue
             lane = self._lane(chat_id)
             if message.kept:
-                if len(self._latest) >= _SHOWN_CAP:
-                    self._latest.clear()
-                self._latest[(chat_id, message.table, message.slot)] = message
+                self._note_latest(chat_id, message)
             self._enqueue(lane, message)
             self._wake(lane)
+
+    def _note_latest(self, chat_id: str, message: OutMessage) -> None:
+        """Remember ``message`` as the newest view queued for its slot, unless a newer one was (a late
+        redraw, loaded before the last write)."""
+        key = (chat_id, message.table, message.slot)
+        if not older_than(message, self._latest.get(key, message)):
+            if len(self._latest) >= _SHOWN_CAP:
+                self._latest.clear()
+            self._latest[key] = message
 
     async def showing(self, message: OutMessage) -> str | None:
         """The id of the message that shows ``message``'s slot now (``None``: none, or not a kept slot)."""
@@ -156,7 +157,7 @@ class Delivery:
         chat_id = destination(message)
         if chat_id is None or not self.transport.owns(chat_id):
             return
-        self._latest[(chat_id, message.table, message.slot)] = message
+        self._note_latest(chat_id, message)
         for pending in self._lane(chat_id).pending:
             if pending.sends and same_slot(pending.message, message):
                 pending.take(message)

@@ -67,10 +67,16 @@ class Pending:
         """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
         for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
         new message" if this one asked for it to post its epoch's message again (``/newgame`` during a
-        game). A view that began its epoch needs no keeping: its epoch's message is posted if no worker
-        posted it yet, and edited if one did (posting it again would show the hand twice)."""
-        again = self.message.fresh and not begins(self.message)
-        self.message = replace(newer, fresh=newer.fresh or again)
+        game). A view that began its epoch needs no keeping: its epoch's message is posted if no view of
+        the epoch posted it yet, and edited if one did (posting it again would show the hand twice).
+
+        An older view does not take the place of a newer one: a redraw loaded before the last write (a
+        refused press) may reach the lane after that write's views."""
+        if older_than(newer, self.message):
+            return
+        if self.message.fresh and self.message.again and not newer.fresh:
+            newer = replace(newer, fresh=True, again=True)
+        self.message = newer
         self.reshow = False
 
 
@@ -173,9 +179,10 @@ class Drawer:
                 # hand's is on screen: nothing to draw.
                 self.stats["superseded"] += 1
                 return
-            # A new message begins each epoch (a new hand, new cards), posted by whichever worker draws
-            # it first; a fresh view of the newest epoch posts it again (the table posted at the bottom).
-            post = known is None or (message.fresh and not older)
+            # A new message begins each epoch (a new hand, new cards), posted by whichever view of it is
+            # drawn first, on any worker (a redraw of the new hand may come before the view that dealt it:
+            # that one edits); a view posted again, of the newest epoch, posts it anew (at the bottom).
+            post = known is None or (message.again and not older)
             if item.reshow and post:
                 return  # the worker whose view begins a new message posts it; this one only edits
             # Unchanged since this worker showed it, and no other worker showed anything since: no call.
@@ -369,11 +376,9 @@ def _digest(message: OutMessage) -> str:
     return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
 
 
-def begins(message: OutMessage) -> bool:
-    """A fresh view that begins its epoch (a new hand, new cards), not one posted again (``/newgame``
-    during a game). One posted again before anything changed since its epoch began looks the same: it
-    only loses its move to the bottom if a newer view takes its place in a lane."""
-    return message.fresh and versioned(message) and message.since == message.version
+def older_than(a: OutMessage, b: OutMessage) -> bool:
+    """Whether view ``a`` shows an older table version than ``b`` (both knowing theirs)."""
+    return versioned(a) and versioned(b) and a.version < b.version
 
 
 def versioned(message: OutMessage) -> bool:

@@ -262,8 +262,8 @@ def _stamped(
     (its epoch), so that workers delivering them at once keep the newest on screen. With ``begin`` — a
     change, about to be written as ``version`` — a fresh view (a new hand, new cards) begins a new epoch at
     ``version``, for the views after it, and the table remembers it for later commands. Without (nothing
-    changed), a fresh view is the same state posted again (``/newgame`` during a game): its epoch's message
-    moves to the bottom of the chat, and later views edit that one."""
+    changed), a fresh view is the same state posted again (``again``: ``/newgame`` during a game): its
+    epoch's message moves to the bottom of the chat, and later views edit that one."""
     since = dict(table.since)
     stamped = []
     for message in messages:
@@ -273,7 +273,8 @@ def _stamped(
         if begin and message.fresh:
             since.pop(message.slot_key, None)
             since[message.slot_key] = version
-        stamped.append(replace(message, version=version, since=since.get(message.slot_key, 0)))
+        again = message.fresh and not begin  # the same state posted again: its epoch began earlier
+        stamped.append(replace(message, version=version, since=since.get(message.slot_key, 0), again=again))
     if begin:
         while len(since) > _SLOTS_KEPT_PER_TABLE:
             del since[next(iter(since))]

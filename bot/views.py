@@ -35,6 +35,10 @@ class OutMessage:
     buttons: tuple[tuple[Button, ...], ...] = ()
     fresh: bool = False
     """Post a new message instead of editing the slot's last one."""
+    again: bool = False
+    """A fresh view that posts its slot's message again (``/newgame`` during a game: the table moves to the
+    bottom of the chat), not one that begins a new message (a new hand, new cards): set when it is stamped
+    with its table version. Delivery posts a view that begins only if no view of its epoch posted it yet."""
     table: str = ""
     """The table this message belongs to (adapters key message ids by table and slot)."""
     origin: str | None = None

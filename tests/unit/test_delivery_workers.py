@@ -86,18 +86,20 @@ class WorkerTransport:
         self.chat.deleted.append(message_id)
 
 
-def view(version: int, text: str, *, since: int = 1, fresh: bool = False) -> OutMessage:
-    """The table view of one table version (as the unit of work stamps them)."""
+def view(version: int, text: str, *, since: int = 1, fresh: bool = False, again: bool = False) -> OutMessage:
+    """The table view of one table version (as the unit of work stamps them; ``again``: posted again, of
+    the epoch begun at ``since``)."""
     buttons = ((Button("Paso", f"{TABLE}.1-0.paso"),),)
     return OutMessage(
         slot="table",
         text=text,
         chat=GROUP,
         buttons=buttons,
-        fresh=fresh,
+        fresh=fresh or again,
+        again=again,
         table=TABLE,
         version=version,
-        since=version if fresh else since,
+        since=version if fresh and not again else since,
     )
 
 
@@ -489,3 +491,56 @@ async def test_a_workers_own_view_that_takes_the_place_of_one_shown_again_still_
     await a.flush()
     assert chat.live() == ["hand 2: Maite: mus · Nerea's turn"], chat.messages
     assert next(iter(chat.messages.values()))[0] == "hand 1 over"
+
+
+async def test_a_new_hands_own_view_coming_after_a_redraw_of_that_hand_edits_its_message() -> None:
+    """A refused press redraws the table as the store holds it: a hand just dealt, whose own view (the
+    deadline's that dealt it) reaches a lane after the redraw. The redraw posts the hand's message; the
+    deal's view edits it (it once posted a second copy of the hand)."""
+    chat, (a, _), (b, _) = await two_workers()
+    a.deliver([view(1, "hand 1", fresh=True), view(8, "hand 1 over")])
+    await a.flush()
+    a.deliver([view(9, "hand 2: Ane's turn", since=9)])  # the redraw, first
+    await a.flush()
+    a.deliver([view(9, "hand 2: Ane's turn", fresh=True)])  # the deal's own view
+    await a.flush()
+    assert [text for text, _ in chat.messages.values()] == ["hand 1 over", "hand 2: Ane's turn"]
+    # The same on two workers: one draws the redraw of hand 3, the other the deal.
+    b.deliver([view(12, "hand 3: Iker's turn", since=12)])
+    await b.flush()
+    a.deliver([view(12, "hand 3: Iker's turn", fresh=True)])
+    await a.flush()
+    a.deliver([view(13, "hand 3: Iker: mus", since=12)])
+    await a.flush()
+    texts = [text for text, _ in chat.messages.values()]
+    assert texts == ["hand 1 over", "hand 2: Ane's turn", "hand 3: Iker: mus"], texts
+    assert chat.live() == ["hand 3: Iker: mus"]
+
+
+async def test_a_view_posted_again_moves_its_message_to_the_bottom() -> None:
+    chat, (a, _), _ = await two_workers()
+    a.deliver([view(1, "hand 1: Ane's turn", fresh=True)])
+    await a.flush()
+    a.deliver([OutMessage(slot="notice", text="/newgame", chat=GROUP, fresh=True)])
+    a.deliver([view(1, "hand 1: Ane's turn", fresh=True, again=True)])  # nothing changed since the deal
+    await a.flush()
+    texts = [text for text, _ in chat.messages.values()]
+    assert texts == ["hand 1: Ane's turn", "/newgame", "hand 1: Ane's turn"], texts
+    assert chat.live() == ["hand 1: Ane's turn"] and list(chat.messages.values())[-1][1]
+
+
+async def test_a_redraw_older_than_a_view_waiting_in_the_lane_does_not_take_its_place() -> None:
+    """A refused press redraws the table as it loaded it; the write that made the next version may deliver
+    its views first. The late, older redraw must not replace them in the lane (the hand's last view was
+    lost so, and its table kept showing the órdago to answer)."""
+    chat, (a, a_calls), _ = await two_workers()
+    a.deliver([view(1, "hand 1: Ane's turn", fresh=True)])
+    await a.flush()
+    gate = a_calls.hold()
+    a.deliver([view(2, "Nerea: órdago · Ane's turn")])
+    await a_calls.in_flight.wait()
+    a.deliver([view(3, "Hand over: see the showdown below.")])  # Ane accepted
+    a.deliver([view(2, "Nerea: órdago · Ane's turn")])  # the redraw of a press refused meanwhile
+    gate.set()
+    await a.flush()
+    assert [text for text, _ in chat.messages.values()] == ["Hand over: see the showdown below."]

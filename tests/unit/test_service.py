@@ -1183,6 +1183,19 @@ async def test_newgame_during_a_game_posts_the_table_again_at_most_once_per_inte
     assert (await h.service.new_table(chat, ane)).messages
 
 
+async def test_a_table_posted_again_says_so_and_views_that_begin_a_hand_do_not(h: Harness) -> None:
+    """Delivery posts a view that begins a hand only if no view of that hand posted it yet (a redraw may come
+    first), and a view posted again at the bottom anew: the stamp tells them apart."""
+    tid = await started_pair(h)
+    dealt = [m for m in h.log if m.table == tid and m.fresh and m.slot in ("table", "hand")]
+    assert dealt and not any(m.again for m in dealt) and all(m.since == m.version for m in dealt)
+    again = await h.service.show_table(tid, ANE)  # /newgame during the game
+    table = [m for m in again.messages if m.slot == "table"]
+    assert table and all(m.fresh and m.again for m in table)
+    redraw = await h.service.show_table(tid, ANE, fresh=False)  # a refused press
+    assert redraw.messages and not any(m.fresh or m.again for m in redraw.messages)
+
+
 async def test_only_the_players_change_the_language_of_a_game_in_progress(h: Harness) -> None:
     tid = await started_pair(h)
     before = await snapshot(h, tid)
