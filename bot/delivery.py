@@ -27,10 +27,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from bot import metrics
-from bot.drawing import Drawer, Pending, older_than, same_slot, versioned
+from bot.drawing import Drawer, Pending, as_edit, older_than, same_slot, versioned
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
 from bot.transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
@@ -184,7 +184,7 @@ class Delivery:
             return
         self.drawer.forget(key)
         if not any(p.sends and same_slot(p.message, message) for p in lane.pending):
-            lane.pending.append(Pending(replace(latest, fresh=False), force=True))
+            lane.pending.append(Pending(as_edit(latest), force=True))
         else:
             for pending in lane.pending:
                 if pending.sends and same_slot(pending.message, message):

@@ -74,7 +74,7 @@ class Pending:
         refused press) may reach the lane after that write's views."""
         if older_than(newer, self.message):
             return
-        if self.message.fresh and self.message.again and not newer.fresh:
+        if self.message.again and not newer.again:
             newer = replace(newer, fresh=True, again=True)
         self.message = newer
         self.reshow = False
@@ -229,7 +229,7 @@ class Drawer:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""
         newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
         view = _stored_view(chat_id, newest.view)
-        return None if view is None else replace(view, fresh=False)
+        return None if view is None else as_edit(view)
 
     async def offer(
         self, chat_id: str, message: OutMessage, *, shares: bool = False, posts: bool = False
@@ -280,7 +280,7 @@ class Drawer:
         self.stats["reshown"] += 1
         self.forget(key)
         # An edit of whatever message shows the slot: never a second new message.
-        queue.insert(0, Pending(replace(view, fresh=False), force=True, reshow=True))
+        queue.insert(0, Pending(as_edit(view), force=True, reshow=True))
 
     async def strip(self, chat_id: str, item: Pending) -> None:
         """Remove the buttons of a superseded message, or delete a second copy (its buttons go if the
@@ -374,6 +374,11 @@ def _digest(message: OutMessage) -> str:
     """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
     shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
     return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
+
+
+def as_edit(message: OutMessage) -> OutMessage:
+    """The view as an edit of its slot's message (neither a new message nor one posted again)."""
+    return replace(message, fresh=False, again=False)
 
 
 def older_than(a: OutMessage, b: OutMessage) -> bool:
