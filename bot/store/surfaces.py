@@ -182,28 +182,33 @@ class RedisSurfaces:
         platform, local = split_key(chat)
         return f"{self._prefix}{platform}:surf:{table}", local
 
+    def _slot(self, table: str, chat: str, slot: str) -> tuple[str, str]:
+        """The table's hash and the slot's field in it (``{chat}:{slot}``; its other fields extend it)."""
+        key, local = self._hash(table, chat)
+        return key, f"{local}:{slot}"
+
     def _reachable_set(self, user: str) -> tuple[str, str]:
         platform, local = split_key(user)
         return f"{self._prefix}{platform}:reachable", local
 
     async def get(self, table: str, chat: str, slot: str) -> str | None:
         """The message showing ``slot`` of ``table`` in ``chat``."""
-        key, local = self._hash(table, chat)
+        key, f = self._slot(table, chat, slot)
         with unavailable_errors():
-            return _text(await self._redis.hget(key, f"{local}:{slot}"))
+            return _text(await self._redis.hget(key, f))
 
     async def set(self, table: str, chat: str, slot: str, message_id: str) -> None:
         """Remember the message showing a slot (the table's hash expires a week after its last change)."""
-        key, local = self._hash(table, chat)
+        key, f = self._slot(table, chat, slot)
         with unavailable_errors():
-            await self._record(keys=[key], args=[f"{local}:{slot}", message_id, -1, SURFACE_TTL, ""])
+            await self._record(keys=[key], args=[f, message_id, -1, SURFACE_TTL, ""])
 
     async def forget(self, table: str, chat: str, slot: str, since: int | None = None) -> None:
         """Forget a deleted message."""
-        key, local = self._hash(table, chat)
-        fields = [f"{local}:{slot}", f"{local}:{slot}:p"]
+        key, f = self._slot(table, chat, slot)
+        fields = [f, f"{f}:p"]
         if since is not None:
-            fields.append(f"{local}:{slot}@{since}:m")
+            fields.append(f"{_epoch(f, since)}:m")
         with unavailable_errors():
             await self._redis.hdel(key, *fields)
 
@@ -220,10 +225,8 @@ class RedisSurfaces:
         poster: str = "",
     ) -> Offer:
         """One script on the table's hash (the layout in :mod:`bot.store.surface_scripts`)."""
-        key, local = self._hash(table, chat)
-        args: list[str | int] = [
-            f"{local}:{slot}", version, view, SURFACE_TTL, digest, since, poster, self._post_claim_ms
-        ]  # fmt: skip
+        key, f = self._slot(table, chat, slot)
+        args: list[str | int] = [f, version, view, SURFACE_TTL, digest, since, poster, self._post_claim_ms]
         with unavailable_errors():
             taken, previous, message_id, current, claim, left = await self._offer(keys=[key], args=args)
         return Offer(
@@ -238,28 +241,28 @@ class RedisSurfaces:
 
     async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
         """One script on the table's hash."""
-        key, local = self._hash(table, chat)
+        key, f = self._slot(table, chat, slot)
         with unavailable_errors():
-            return bool(await self._renew(keys=[key], args=[f"{local}:{slot}@{since}", poster]))
+            return bool(await self._renew(keys=[key], args=[_epoch(f, since), poster]))
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
     ) -> Recorded:
         """One script on the table's hash (the layout in :mod:`bot.store.surface_scripts`)."""
-        key, local = self._hash(table, chat)
+        key, f = self._slot(table, chat, slot)
         with unavailable_errors():
             taken, current = await self._record(
-                keys=[key], args=[f"{local}:{slot}", message_id, since, SURFACE_TTL, replacing or ""]
+                keys=[key], args=[f, message_id, since, SURFACE_TTL, replacing or ""]
             )
         return Recorded(bool(taken), _text(current))
 
     async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
         """One read of the epoch's fields."""
-        key, local = self._hash(table, chat)
-        g = f"{local}:{slot}@{since}"
+        key, f = self._slot(table, chat, slot)
+        g = _epoch(f, since)
         with unavailable_errors():
             version, view, message_id, current = await self._redis.hmget(
-                key, [f"{g}:v", f"{g}:view", f"{g}:m", f"{local}:{slot}:e"]
+                key, [f"{g}:v", f"{g}:view", f"{g}:m", f"{f}:e"]
             )
         return Newest(int(version or 0), _text(view), _text(message_id), int(current or 0))
 
@@ -286,6 +289,11 @@ class RedisSurfaces:
                 await self._redis.sadd(key, local)
             else:
                 await self._redis.srem(key, local)
+
+
+def _epoch(slot_field: str, since: int) -> str:
+    """The prefix of an epoch's fields in the table's hash (``{chat}:{slot}@{since}``)."""
+    return f"{slot_field}@{since}"
 
 
 def _text(value: object) -> str | None:
