@@ -30,7 +30,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from bot import metrics
-from bot.drawing import Drawer, Pending, as_edit, older_than, same_slot, versioned
+from bot.drawing import Drawer
+from bot.pending import Pending, as_edit, older_than, same_slot, versioned
 from bot.store.ports import StoreUnavailable
 from bot.store.surfaces import SurfaceStore
 from bot.transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
