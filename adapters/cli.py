@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
-from bot.settings import Settings, SettingsInvalid, read_settings
+from bot.ops import Settings, SettingsInvalid, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
 

@@ -19,9 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
-from bot.bootstrap import DeadlineLoop, StartupError, build_app
-from bot.health import HealthServer
-from bot.settings import Settings, read_settings
+from bot.ops import DeadlineLoop, HealthServer, Settings, StartupError, build_app, read_settings
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +49,7 @@ async def serve(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    deadlines = DeadlineLoop(app.service)
+    deadlines = DeadlineLoop(app.service, outbox=app.outbox)
     stoppers: list[Callable[[], Awaitable[None]]] = []
     health: HealthServer | None = None
     try:
@@ -115,7 +113,7 @@ def run(
 ) -> int:
     """Entry point of ``musbot run``: logging at ``LOG_LEVEL``, then the adapters until a signal.
 
-    Settings not given are read from the environment (:class:`bot.settings.SettingsInvalid` if bad).
+    Settings not given are read from the environment (:class:`bot.ops._settings.SettingsInvalid` if bad).
     """
     from adapters.cli import configure_logging  # the one place that turns LOG_LEVEL into handlers
 

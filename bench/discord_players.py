@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from adapters.discord.app import DiscordRuntime
 from bench.players import MIX
-from bot.model import TableState, TableStatus
-from bot.service import Service
+from bot.app import Service
+from bot.kernel import TableState, TableStatus
 from engine.cards import card_name
 from engine.hand import Hand
 from engine.hand_types import Phase

@@ -16,8 +16,8 @@ import redis.exceptions
 from redis.asyncio import Redis
 
 from bench.procs import die_with_me, free_port
-from bot.store.embedded import EmbeddedRedis
-from bot.store.redis_server import redis_server_binary
+from bot.store._embedded import EmbeddedRedis
+from bot.store._redis_server import redis_server_binary
 from tests.integration.redis_servers import LocalCluster
 
 

@@ -16,10 +16,9 @@ import aiohttp
 
 from bench.players import MIX, Group, weighted
 from bench.procs import Worker
-from bot.labels import QUICK_AMOUNTS
-from bot.model import TableState, TableStatus
-from bot.store.redis_store import RedisTableStore
-from bot.tokens import action_code, pick_code
+from bot.kernel import TableState, TableStatus, action_code, pick_code
+from bot.screens._labels import QUICK_AMOUNTS
+from bot.store._redis_store import RedisTableStore
 from engine.actions import ActionKind
 from engine.hand import Phase
 from engine.state import restore_match

@@ -24,8 +24,9 @@ from bench.redis_servers import Backend
 from bench.scale_load import ANSWER_WAIT, TOKEN, Load, ScaleTelegram
 from bench.scale_report import Result
 from bench.scale_screens import hands_shown_twice, quiet, screens_behind
-from bot.store.redis_client import AnyRedis, client_for_url
-from bot.store.redis_store import RedisTableStore
+from bot.store import AnyRedis
+from bot.store._redis_client import client_for_url
+from bot.store._redis_store import RedisTableStore
 
 PREFIX = "mus:"
 TURN_TIMEOUT = 3600

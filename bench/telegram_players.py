@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from bench.players import MIX, weighted
-from bot.model import TableState, TableStatus
-from bot.service import Service
+from bot.app import Service
+from bot.kernel import TableState, TableStatus
 from engine.hand import Hand
 from engine.hand_types import Phase
 from engine.state import restore_match

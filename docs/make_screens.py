@@ -3,7 +3,7 @@
     python docs/make_screens.py            # (re)write docs/screens.md
 
 Two people (Ane, Brais) and two machine players at a group table, played through the real
-:class:`bot.service.Service` on in-memory stores, with a fixed seed: the captures are what the Telegram
+:class:`bot.app._service.Service` on in-memory stores, with a fixed seed: the captures are what the Telegram
 adapter would send (group table, private hand, showdown), in each of the six languages: one read of the page
 tells whether a hand reads naturally to a player of that language (see docs/translating.md).
 """
@@ -17,16 +17,14 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from bot.flow import FlowSettings
+from bot.app import Service, ServiceDeps
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
+from bot.kernel import ChatRef, Outcome, OutMessage, UserRef, parse_token
 from bot.leaderboard import MemoryLeaderboard
-from bot.model import ChatRef, UserRef
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import MemoryPreferences
-from bot.story import STAKE
-from bot.tokens import parse_token
-from bot.views import Outcome, OutMessage
+from bot.screens._story import STAKE
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._prefs import MemoryPreferences
+from bot.table import FlowSettings
 
 OUT = Path(__file__).resolve().parent / "screens.md"
 SEED = 7
@@ -149,7 +147,7 @@ async def capture(lang: str) -> list[tuple[str, str]]:
 
 
 def _turn(table: object) -> int | None:
-    from bot.model import TableState
+    from bot.kernel import TableState
     from engine.state import restore_match
 
     assert isinstance(table, TableState)

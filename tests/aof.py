@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bot.store.redis_client import AnyRedis
+from bot.store import AnyRedis
 
 
 async def aof_written(client: AnyRedis, timeout: float = 5.0) -> None:

@@ -1,9 +1,10 @@
-"""The contract every :class:`bot.store.history.HistoryStore` keeps: run against memory (tests/unit) and
+"""The contract every :class:`bot.history._store.HistoryStore` keeps: run against memory (tests/unit) and
 Redis, one server and a cluster (tests/integration)."""
 
 from __future__ import annotations
 
-from bot.store.history import MATCHES_PER_CHAT, HistoryStore
+from bot.history import HistoryStore
+from bot.history._store import MATCHES_PER_CHAT
 
 
 async def check_keeps_lists_and_reads_hands(store: HistoryStore, now: float) -> None:

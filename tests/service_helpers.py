@@ -1,4 +1,4 @@
-"""Helpers to drive :class:`bot.service.Service` in tests: a fake clock, seeded randomness, a screen.
+"""Helpers to drive :class:`bot.app.Service` in tests: a fake clock, seeded randomness, a screen.
 
 Used by ``tests/unit/test_service.py`` (in-process stores) and ``tests/integration/test_service_redis.py``
 (Redis stores). A :class:`Harness` wraps one service (one "worker"); several harnesses may share stores.
@@ -13,16 +13,15 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from bot.flow import FlowSettings
+from bot.app import Service, ServiceDeps
+from bot.kernel import Button, ChatRef, Outcome, OutMessage, TableState, UserRef, parse_token
 from bot.leaderboard import LeaderboardStore, MemoryLeaderboard
-from bot.model import ChatRef, TableState, UserRef
-from bot.render import card_label
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.ports import DeadlineStore, StoredTable, TableStore
-from bot.store.prefs import MemoryPreferences, PreferencesStore
-from bot.tokens import parse_token
-from bot.views import Button, Outcome, OutMessage
+from bot.screens import card_label
+from bot.store import DeadlineStore, PreferencesStore, TableStore
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._ports import StoredTable
+from bot.store._prefs import MemoryPreferences
+from bot.table import FlowSettings
 from engine.match import Match
 from engine.state import restore_match
 
@@ -270,7 +269,7 @@ async def human_step(
 ) -> bool:
     """One move of the game: the human on turn presses a random legal button (discarding their first
     card in the discard phase); machine turns and deals are fired by advancing the clock. False once over."""
-    from bot.model import TableStatus
+    from bot.kernel import TableStatus
     from engine.hand_types import Phase
 
     state = await h.load(table_id)

@@ -28,15 +28,13 @@ from typing import TextIO
 from adapters.console.lines import CtrlC, LineSource, StdinLines
 from adapters.console.lock import TableBusy, TableLock
 from adapters.console.table import RULE, ConsoleTable, numbers
-from bot.bootstrap import StartupError, build_app
-from bot.flow import FlowSettings
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
-from bot.labels import LEVELS, TARGET_CHOICES
-from bot.model import ChatRef, TableOptions, TableStatus, UserRef
-from bot.settings import Settings, data_dir_problem
-from bot.views import Outcome
+from bot.kernel import ChatRef, Outcome, TableOptions, TableStatus, UserRef
+from bot.ops import Settings, StartupError, build_app, data_dir_problem
+from bot.screens import LEVELS, TARGET_CHOICES
+from bot.table import FlowSettings
 
 # What the command line accepts; the lobby's buttons stay the authority (the options are reached by pressing
 # them, so a value the lobby does not offer leaves the lobby on screen instead of starting).
@@ -67,7 +65,7 @@ def _flow_for_terminal() -> FlowSettings:
 
 def _seeded(seed: int | None) -> tuple[Callable[[], random.Random], Callable[[], str]]:
     if seed is None:
-        from bot.service import secure_rng, secure_table_id
+        from bot.app import secure_rng, secure_table_id
 
         return secure_rng, secure_table_id
     counter = itertools.count()

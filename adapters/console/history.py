@@ -21,15 +21,20 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from bot.bootstrap import StartupError, build_app
-from bot.history import parse_kept
-from bot.history_model import KeptHand
-from bot.history_text import export_json, export_text, match_title, story_text, summary_lines
+from bot.app import parse_kept
+from bot.history import (
+    HistoryStore,
+    KeptHand,
+    export_json,
+    export_text,
+    match_title,
+    story_text,
+    summary_lines,
+)
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.markers import N_
-from bot.settings import Settings, data_dir_problem
-from bot.store.history import HistoryStore
-from bot.store.ports import StoreUnavailable
+from bot.ops import Settings, StartupError, build_app, data_dir_problem
+from bot.store import StoreUnavailable
 
 _ = N_
 

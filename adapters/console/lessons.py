@@ -17,12 +17,10 @@ from typing import TextIO
 
 from adapters.console.lines import LineSource, StdinLines
 from adapters.console.table import numbers, plain
-from bot.bootstrap import StartupError, build_app
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.markers import N_
-from bot.model import ChatRef, UserRef
-from bot.settings import Settings, data_dir_problem
-from bot.views import Button, Outcome
+from bot.kernel import Button, ChatRef, Outcome, UserRef
+from bot.ops import Settings, StartupError, build_app, data_dir_problem
 
 HELP = N_("1…N = choose · Enter = the step again · q = quit")
 GOODBYE = N_(

@@ -7,10 +7,8 @@ import sys
 from typing import TextIO
 
 from adapters.console.lines import LineSource
-from bot.bootstrap import App
-from bot.model import UserRef
-from bot.tokens import PickCard, TokenError, parse_token
-from bot.views import Button, Outcome, OutMessage
+from bot.kernel import Button, Outcome, OutMessage, PickCard, TokenError, UserRef, parse_token
+from bot.ops import App
 from engine.cards import Card, card_name
 
 #: The line around a showdown.

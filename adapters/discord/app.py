@@ -24,11 +24,9 @@ from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.transport import DiscordTransport
-from bot.bootstrap import App, DeadlineLoop
-from bot.delivery import Delivery
-from bot.service import Service
-from bot.settings import Settings
-from bot.store.surfaces import RedisSurfaces, SurfaceStore
+from bot.app import Service
+from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
+from bot.ops import App, DeadlineLoop, Settings
 
 log = logging.getLogger(__name__)
 
@@ -172,9 +170,11 @@ async def start_client(
     deadlines: bool = True,
     ready_timeout: float = 60.0,
     client_class: type[MusClient] = MusClient,
+    outbox: Outbox | None = None,
     **options: Any,
 ) -> DiscordRuntime:
-    """Log in, connect every shard of this process and wait until they are ready."""
+    """Log in, connect every shard of this process and wait until they are ready (with ``deadlines``,
+    fire them too; views for another platform wait in ``outbox``)."""
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
@@ -191,7 +191,7 @@ async def start_client(
         raise TimeoutError("Discord did not get ready in time")
     runtime = DiscordRuntime(client, task)
     if deadlines:
-        runtime.deadlines = DeadlineLoop(service, [runtime.sender])
+        runtime.deadlines = DeadlineLoop(service, [runtime.sender], outbox=outbox or MemoryOutbox())
         runtime.deadlines.start()
     log.info("discord adapter running as %s", client.user)
     return runtime
@@ -202,4 +202,4 @@ async def start_discord(
 ) -> DiscordRuntime:
     """Start the Discord adapter on a running core (its surfaces in the core's Redis)."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    return await start_client(app.service, discord_settings, surfaces, deadlines=deadlines)
+    return await start_client(app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox)

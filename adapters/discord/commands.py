@@ -19,7 +19,7 @@ from discord.app_commands import Choice, locale_str
 from adapters.discord import lessons
 from adapters.discord.ids import language_of
 from adapters.discord.interactions import DiscordHandlers
-from bot.chat_commands import COMMAND_LIST
+from bot.app import COMMAND_LIST
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.i18n.markers import N_
 

@@ -11,7 +11,7 @@ import re
 
 import discord
 
-from bot.model import ChatRef, UserRef
+from bot.kernel import ChatRef, UserRef
 
 PREFIX = "dc:"
 _KEY_RE = re.compile(r"^dc:(?P<kind>[ug]?)(?P<id>\d{1,20})$")

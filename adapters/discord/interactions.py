@@ -30,13 +30,23 @@ import discord
 
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
-from bot.model import ChatRef, UserRef
-from bot.service import Service
-from bot.tokens import LessonChoice, OpenHand, OpenLesson, ShowCards, Token, TokenError, parse_token
-from bot.views import Outcome, OutMessage
+from bot.kernel import (
+    ChatRef,
+    LessonChoice,
+    OpenHand,
+    OpenLesson,
+    Outcome,
+    OutMessage,
+    ShowCards,
+    Token,
+    TokenError,
+    UserRef,
+    parse_token,
+)
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")

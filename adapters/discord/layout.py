@@ -23,9 +23,9 @@ from typing import Any
 import discord
 from discord.ui import Button, DynamicItem, Select
 
-from bot.chat_commands import COMMAND_LIST
-from bot.views import Button as ViewButton
-from bot.views import OutMessage
+from bot.app import COMMAND_LIST
+from bot.kernel import Button as ViewButton
+from bot.kernel import OutMessage
 
 MAX_TEXT = 2000
 MAX_ROWS = 5

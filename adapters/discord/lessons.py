@@ -3,7 +3,7 @@
 The command's reply is the lesson's step, ephemeral in a server (only the learner sees it; no channel is
 flooded); each press of a lesson button answers by updating that same message with the next step, or with
 the step again under a short explanation after a wrong choice. A stale, forged or foreign press gets an
-ephemeral answer and changes nothing (the core checks it: :mod:`bot.lessons.tutor`).
+ephemeral answer and changes nothing (the core checks it: :mod:`bot.app._lesson_commands`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import discord
 
 from adapters.discord.ids import user_ref
 from adapters.discord.interactions import DONE, DiscordHandlers
-from bot.lessons.render import SLOT
-from bot.model import ChatRef, UserRef
-from bot.views import Outcome
+from bot.kernel import ChatRef, Outcome, UserRef
+from bot.lessons import SLOT
 
 
 async def learn(handlers: DiscordHandlers, interaction: discord.Interaction[Any], number: int | None) -> None:

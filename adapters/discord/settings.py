@@ -1,6 +1,6 @@
 """The Discord adapter's settings (``DISCORD_*`` in the environment or ``.env``; ``.env.example`` documents
-each one). The core's own settings are :class:`bot.settings.Settings`; both are checked the same way (one line
-per bad value, naming the variable)."""
+each one). The core's own settings are :class:`bot.ops._settings.Settings`; both are checked the same way (one
+line per bad value, naming the variable)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Annotated, Self
 from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode
 
-from bot.settings import env_config, seconds_between, url_with_scheme
+from bot.ops import env_config, seconds_between, url_with_scheme
 
 #: A bot token: dot-separated base64url parts, no spaces.
 TOKEN_SHAPE = re.compile(r"[\w.-]+")

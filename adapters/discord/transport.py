@@ -1,11 +1,11 @@
-"""The Discord calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons, delete.
+"""The Discord calls behind :class:`bot.delivery._lanes.Delivery`: send, edit, clear the buttons, delete.
 
 Views become messages through :mod:`adapters.discord.layout`; a private view goes to the person's direct
 messages (the DM channel is opened once and remembered). Discord's failures become the core's typed
-delivery errors: an unknown message is :class:`~bot.transport.MessageGone`; closed direct messages (error
-50007), an unknown or forbidden channel are :class:`~bot.transport.Unreachable`; a rate limit longer than
-discord.py waits by itself is :class:`~bot.transport.RateLimited`. Discord accepts an edit that changes
-nothing, so ``NotModified`` never comes from here.
+delivery errors: an unknown message is :class:`~bot.delivery._transport.MessageGone`; closed direct messages
+(error 50007), an unknown or forbidden channel are :class:`~bot.delivery._transport.Unreachable`; a rate limit
+longer than discord.py waits by itself is :class:`~bot.delivery._transport.RateLimited`. Discord accepts an
+edit that changes nothing, so ``NotModified`` never comes from here.
 
 A person whose direct messages are closed is not asked again for :data:`CLOSED_DM_RETRY` seconds: their
 private views fail at once (no call), and they read their hand with "My cards", ephemerally.
@@ -23,8 +23,8 @@ import discord
 
 from adapters.discord.ids import parse_key
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
-from bot.transport import MessageGone, RateLimited, Refused, Unreachable
-from bot.views import OutMessage
+from bot.delivery import MessageGone, RateLimited, Refused, Unreachable
+from bot.kernel import OutMessage
 
 _T = TypeVar("_T")
 

@@ -29,13 +29,10 @@ from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.ids import PREFIX
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
-from bot.bootstrap import App, DeadlineLoop
-from bot.chat_commands import COMMAND_LIST
-from bot.delivery import Delivery
+from bot.app import COMMAND_LIST, Service
+from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.i18n import LANGUAGES, translator
-from bot.service import Service
-from bot.settings import Settings
-from bot.store.surfaces import RedisSurfaces, SurfaceStore
+from bot.ops import App, DeadlineLoop, Settings
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +46,10 @@ class TelegramRuntime:
     handlers: TelegramHandlers
     deadlines: DeadlineLoop | None = None
 
-    async def start_deadlines(self) -> None:
-        """Fire deadlines in the background (when Telegram is the only platform on this service)."""
-        self.deadlines = DeadlineLoop(self.service, [self.sender])
+    async def start_deadlines(self, outbox: Outbox | None = None) -> None:
+        """Fire deadlines in the background (when Telegram is the only platform on this service); views
+        for another platform wait in ``outbox`` for a process that serves it."""
+        self.deadlines = DeadlineLoop(self.service, [self.sender], outbox=outbox or MemoryOutbox())
         self.deadlines.start()
 
     async def stop_deadlines(self) -> None:
@@ -157,7 +155,7 @@ async def start_telegram(
     else:
         await application.updater.start_polling(allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY])
     if deadlines:
-        await runtime.start_deadlines()
+        await runtime.start_deadlines(app.outbox)
     log.info("telegram adapter running as @%s", application.bot.username)
     return application, runtime
 

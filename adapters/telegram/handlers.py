@@ -19,18 +19,26 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 from telegram.helpers import create_deep_linked_url
 
 from adapters.telegram.ids import chat_ref, user_ref
-from bot.chat_commands import leaderboard_scope, wants_full_rules
-from bot.delivery import Delivery
+from bot.app import Service, leaderboard_scope, wants_full_rules
+from bot.delivery import Delivery, SurfaceStore
 from bot.i18n import common as msg
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
-from bot.invites import SendRules, ShowStory, encode_invite, parse_invite, rules_link_text
-from bot.model import UserRef
-from bot.service import Service
-from bot.store.ports import StoreUnavailable
-from bot.store.surfaces import SurfaceStore
-from bot.tokens import OpenHand, TakeSeat, TokenError, parse_token
-from bot.views import Outcome, OutMessage
+from bot.kernel import (
+    OpenHand,
+    Outcome,
+    OutMessage,
+    SendRules,
+    ShowStory,
+    TakeSeat,
+    TokenError,
+    UserRef,
+    encode_invite,
+    parse_invite,
+    parse_token,
+    rules_link_text,
+)
+from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 _ = N_

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from telegram import Chat, User
 
-from bot.model import ChatRef, UserRef
+from bot.kernel import ChatRef, UserRef
 
 PREFIX = "tg:"
 

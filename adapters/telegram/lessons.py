@@ -1,7 +1,7 @@
 """``/learn`` on Telegram: the lessons in the private chat with the bot; in a group, a link to it.
 
 A lesson is a conversation with the bot (each step a message with its buttons, pressed like any other
-button: :meth:`bot.service.Service.press`). Asked in a group, ``/learn`` answers there with a deep link
+button: :meth:`bot.app._service.Service.press`). Asked in a group, ``/learn`` answers there with a deep link
 (``t.me/<bot>?start=learn5``) that opens the private chat and starts the lesson: the bot cannot write first
 to someone who never opened it, and a lesson would flood the group.
 """
@@ -15,10 +15,10 @@ from telegram.ext import ContextTypes
 
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.ids import chat_ref, user_ref
-from bot.invites import StartLessons, encode_invite
-from bot.lessons.model import lesson
-from bot.lessons.tutor import learn_link_text, lesson_number
-from bot.store.ports import StoreUnavailable
+from bot.app import learn_link_text, lesson_number
+from bot.kernel import StartLessons, encode_invite
+from bot.lessons import lesson
+from bot.store import StoreUnavailable
 
 
 async def learn(handlers: TelegramHandlers, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -1,6 +1,6 @@
 """The Telegram adapter's settings (``TELEGRAM_*`` in the environment or ``.env``; ``.env.example`` documents
-each one). The core's own settings are :class:`bot.settings.Settings`; both are checked the same way (one line
-per bad value, naming the variable)."""
+each one). The core's own settings are :class:`bot.ops._settings.Settings`; both are checked the same way (one
+line per bad value, naming the variable)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.settings import env_config, port_number, url_with_scheme
+from bot.ops import env_config, port_number, url_with_scheme
 
 #: A Bot API token as @BotFather gives it: the bot's id, a colon, the secret.
 TOKEN_SHAPE = re.compile(r"\d+:[\w-]+")

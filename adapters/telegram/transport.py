@@ -1,10 +1,12 @@
-"""The Bot API calls behind :class:`bot.delivery.Delivery`: send, edit, clear the buttons, delete.
+"""The Bot API calls behind :class:`bot.delivery._lanes.Delivery`: send, edit, clear the buttons, delete.
 
 Views become Telegram messages here (an inline keyboard for the buttons, HTML for Markdown views, the 4096
 character limit; a view with a file is a ``sendDocument`` whose caption is its text), and Telegram's failures
-become the core's typed delivery errors: "message is not modified" is :class:`~bot.transport.NotModified`; a
-message not found or too old to edit is :class:`~bot.transport.MessageGone`; 403 is
-:class:`~bot.transport.Unreachable`; ``RetryAfter`` is :class:`~bot.transport.RateLimited`.
+become the core's typed delivery errors: "message is not modified" is
+:class:`~bot.delivery._transport.NotModified`; a message not found or too old to edit is
+:class:`~bot.delivery._transport.MessageGone`; 403 is
+:class:`~bot.delivery._transport.Unreachable`; ``RetryAfter`` is
+:class:`~bot.delivery._transport.RateLimited`.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
-from bot.transport import MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.views import OutMessage
+from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.kernel import OutMessage
 
 MAX_TEXT = 4096
 MAX_CAPTION = 1024

@@ -1,16 +1,16 @@
 """Leaderboards of the bot core: per chat and global, built from finished games, vacas and matches.
 
-* :mod:`bot.leaderboard.model` — :class:`PlayerRef`, :class:`GameResult`, :class:`LeaderboardEntry`, the
+* :mod:`bot.leaderboard._model` — :class:`PlayerRef`, :class:`GameResult`, :class:`LeaderboardEntry`, the
   per-scope :class:`PlayerStats` and the rating math (openskill Plackett-Luce, team against team);
-* :mod:`bot.leaderboard.ports` — the :class:`LeaderboardStore` protocol and :class:`LeaderboardBusy`;
-* :mod:`bot.leaderboard.redis_store` — :class:`RedisLeaderboard` (a Lua compare-and-set, bounded retries);
-* :mod:`bot.leaderboard.memory` — :class:`MemoryLeaderboard`, same semantics, for unit tests.
+* :mod:`bot.leaderboard._ports` — the :class:`LeaderboardStore` protocol and :class:`LeaderboardBusy`;
+* :mod:`bot.leaderboard._redis_store` — :class:`RedisLeaderboard` (a Lua compare-and-set, bounded retries);
+* :mod:`bot.leaderboard._memory` — :class:`MemoryLeaderboard`, same semantics, for unit tests.
 
 Importing this package creates no client.
 """
 
-from bot.leaderboard.memory import MemoryLeaderboard
-from bot.leaderboard.model import (
+from bot.leaderboard._memory import MemoryLeaderboard
+from bot.leaderboard._model import (
     DISPLAY_BASE,
     DISPLAY_SCALE,
     GLOBAL_SCOPE,
@@ -24,8 +24,9 @@ from bot.leaderboard.model import (
     display_rating,
     is_ranked,
 )
-from bot.leaderboard.ports import LeaderboardBusy, LeaderboardStore
-from bot.leaderboard.redis_store import RedisLeaderboard
+from bot.leaderboard._ports import LeaderboardBusy, LeaderboardStore
+from bot.leaderboard._queue import RedisResultQueue, ResultQueue
+from bot.leaderboard._redis_store import RedisLeaderboard
 
 __all__ = [
     "DISPLAY_BASE",
@@ -41,7 +42,9 @@ __all__ = [
     "PlayerStats",
     "RankBy",
     "RedisLeaderboard",
+    "RedisResultQueue",
     "ResultKind",
+    "ResultQueue",
     "display_rating",
     "is_ranked",
 ]

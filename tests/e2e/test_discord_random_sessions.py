@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.discord.app import DiscordRuntime
-from bot.flow import FlowSettings
-from bot.model import TableStatus
+from bot.kernel import TableStatus
+from bot.table import FlowSettings
 from engine.cards import card_name
 from engine.hand_types import Phase
 

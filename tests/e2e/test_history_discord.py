@@ -7,8 +7,8 @@ import json
 
 from adapters.discord.app import DiscordRuntime
 from adapters.discord.ids import channel_key, user_key
-from bot.history import parse_kept
-from bot.model import ChatRef, UserRef
+from bot.app import parse_kept
+from bot.kernel import ChatRef, UserRef
 from engine.replay import run_case
 
 from .conftest import FAST, assert_interactions_answered, memory_service

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.history import parse_kept
-from bot.model import ChatRef, UserRef
+from bot.app import parse_kept
+from bot.kernel import ChatRef, UserRef
 
 from .conftest import RunningBot, Table, assert_clean
 from .fake_telegram import FakeTelegram, StoredMessage

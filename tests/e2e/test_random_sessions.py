@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from bot.flow import FlowSettings
-from bot.model import TableStatus
+from bot.kernel import TableStatus
+from bot.table import FlowSettings
 from engine.cards import card_name
 from engine.hand_types import Phase
 

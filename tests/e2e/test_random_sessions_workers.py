@@ -20,9 +20,9 @@ from telegram import Update
 from telegram.ext import ApplicationHandlerStop, ContextTypes, TypeHandler
 
 from adapters.telegram.app import build_application
+from bot.app import Service
 from bot.delivery import Delivery
-from bot.service import Service
-from bot.store.surfaces_memory import MemorySurfaces
+from bot.delivery._surfaces_memory import MemorySurfaces
 
 from .conftest import RunningBot, memory_service, seeded, start_bot, telegram_settings_for
 from .fake_telegram import FakeTelegram

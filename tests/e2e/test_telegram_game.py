@@ -21,12 +21,12 @@ import pytest
 from pydantic import SecretStr
 
 from adapters.telegram.app import start_telegram, stop_telegram
-from bot.bootstrap import build_app
-from bot.flow import FlowSettings
+from bot.delivery import RedisSurfaces
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
-from bot.model import TableState, TableStatus
-from bot.render import MACHINE_NAMES
-from bot.store.surfaces import RedisSurfaces
+from bot.kernel import TableState, TableStatus
+from bot.ops import build_app
+from bot.screens import MACHINE_NAMES
+from bot.table import FlowSettings
 from engine.actions import ActionKind
 from engine.hand_types import Phase
 from engine.match import Match

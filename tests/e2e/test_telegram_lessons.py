@@ -5,8 +5,8 @@ and forged, stale and foreign presses that change nothing.
 
 from __future__ import annotations
 
-from bot.lessons.progress import Progress
-from bot.tokens import lesson_tag, lesson_token
+from bot.kernel import lesson_tag, lesson_token
+from bot.lessons import Progress
 
 from .conftest import TOKEN, RunningBot, Table, assert_clean
 from .fake_telegram import FakeTelegram, FakeUser, StoredMessage

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 
-from bot.service import Service
-from bot.store.surfaces_memory import MemorySurfaces
-from bot.throttle import Throttle
+from bot.app import Service
+from bot.app._throttle import Throttle
+from bot.delivery._surfaces_memory import MemorySurfaces
 
 from .conftest import (
     FAST,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.discord.app import DiscordRuntime
-from bot.transport import MessageGone, Refused
-from bot.views import Button, OutMessage
+from bot.delivery import MessageGone, Refused
+from bot.kernel import Button, OutMessage
 
 from .conftest import FAST, RunningBot, memory_service
 from .discord_harness import start_discord_bot

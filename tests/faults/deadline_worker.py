@@ -1,6 +1,6 @@
 """A deadline worker process as ``musbot run`` runs one, for fault tests: the core built by
-:func:`bot.bootstrap.build_app` from the environment (``REDIS_URL``, ``REDIS_PREFIX``…) and its deadline loop
-(:func:`bot.bootstrap.run_deadlines`), without any chat platform.
+:func:`bot.ops._bootstrap.build_app` from the environment (``REDIS_URL``, ``REDIS_PREFIX``…) and its deadline
+loop (:func:`bot.ops._bootstrap.run_deadlines`), without any chat platform.
 
 Run as ``python tests/faults/deadline_worker.py`` from the repository. Besides the core's settings it reads:
 
@@ -29,10 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.bootstrap import build_app, run_deadlines
-from bot.settings import Settings
-from bot.store.ports import check_lease
-from bot.views import Outcome
+from bot.kernel import Outcome
+from bot.ops import Settings, build_app
+from bot.ops._bootstrap import run_deadlines
+from bot.store._ports import check_lease
 
 
 def emit(event: str, **fields: Any) -> None:

@@ -23,10 +23,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bot.bootstrap import redis_service
-from bot.flow import FlowSettings
-from bot.model import ChatRef, TableStatus, UserRef
-from bot.store.embedded import EmbeddedRedis
+from bot.kernel import ChatRef, TableStatus, UserRef
+from bot.ops._bootstrap import redis_service
+from bot.store._embedded import EmbeddedRedis
+from bot.table import FlowSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("deadline_worker.py")

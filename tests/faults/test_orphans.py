@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.store.embedded import PID_NAME, STATE_NAME, EmbeddedRedis
+from bot.store._embedded import PID_NAME, STATE_NAME, EmbeddedRedis
 
 from .redis_processes import kill_all, redis_servers_in, wait_until
 
@@ -86,7 +86,7 @@ def test_musbot_play_leaves_no_redis_server_when_killed(data_dir: Path, how: str
 _OWNER = textwrap.dedent(
     """
     import sys, time
-    from bot.store.embedded import EmbeddedRedis
+    from bot.store._embedded import EmbeddedRedis
     EmbeddedRedis(sys.argv[1]).start()
     print("ready", flush=True)
     time.sleep(120)

@@ -1,8 +1,8 @@
 """Redis going away under a running bot core: frozen, killed. Commands must answer quickly, and the embedded
 server must come back by itself with everything it had acknowledged.
 
-Each test builds the core as ``musbot`` does (:func:`bot.bootstrap.build_app`), on an embedded server in a
-temporary data directory of its own.
+Each test builds the core as ``musbot`` does (:func:`bot.ops._bootstrap.build_app`), on an embedded server in
+a temporary data directory of its own.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from pathlib import Path
 import pytest
 from aof import aof_written
 
-from bot.bootstrap import App, build_app
-from bot.flow import FlowSettings
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
-from bot.model import ChatRef, UserRef
-from bot.settings import Settings
+from bot.kernel import ChatRef, UserRef
+from bot.ops import App, Settings, build_app
 from bot.store import StoreUnavailable
+from bot.table import FlowSettings
 
 from .redis_processes import redis_servers_in
 
@@ -37,7 +36,8 @@ UNAVAILABLE_ANY = {translator(lang).gettext(msg.STORE_UNAVAILABLE) for lang in L
 
 @pytest.fixture
 async def app(tmp_path: Path) -> AsyncIterator[App]:
-    built = await build_app(Settings(_env_file=None, data_dir=tmp_path / "data"), flow=SLOW)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
+    built = await build_app(settings, flow=SLOW)
     try:
         yield built
     finally:

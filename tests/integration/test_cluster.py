@@ -25,12 +25,18 @@ from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 from redis_servers import LocalCluster
 
 from bot.leaderboard import GLOBAL_SCOPE, RedisLeaderboard
-from bot.settings import Settings
-from bot.store import ChatBusy, RedisDeadlineStore, RedisTableStore, StoreUnavailable, connect
-from bot.store.ports import DeadlineChanges
-from bot.store.redis_client import CLIENT_TIMEOUT, client_for_url, client_options
-from bot.store.redis_layout import CLUSTER_SHARDS, KeyLayout, shard_tags
-from bot.store.redis_store import PENDING_TTL_SECONDS
+from bot.ops import Settings
+from bot.store import (
+    ChatBusy,
+    DeadlineChanges,
+    RedisDeadlineStore,
+    RedisTableStore,
+    StoreUnavailable,
+    connect,
+)
+from bot.store._redis_client import CLIENT_TIMEOUT, client_for_url, client_options
+from bot.store._redis_layout import CLUSTER_SHARDS, KeyLayout, shard_tags
+from bot.store._redis_store import PENDING_TTL_SECONDS
 
 UNUSED = Path("/nonexistent/musbot-data")  # connect's data directory: not used with a URL
 

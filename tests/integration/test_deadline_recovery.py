@@ -2,7 +2,7 @@
 
 Workers are services on the Redis stores wired as in production (deadlines change atomically with the table
 write), on the session server and on the session cluster with the test's key prefix, or on an
-:class:`~bot.store.embedded.EmbeddedRedis` of the test's own when the test stops the server. "Worker A dies
+:class:`~bot.store._embedded.EmbeddedRedis` of the test's own when the test stops the server. "Worker A dies
 after its claim" is a bare ``claim_due`` on A's store that nothing follows.
 """
 
@@ -20,18 +20,16 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from service_helpers import ANE, GROUP, GROUP2, Harness, english
 
-from bot.bootstrap import run_deadlines
-from bot.flow import FlowSettings
+from bot.kernel import ChatRef, Outcome, TableStatus
 from bot.leaderboard import RedisLeaderboard
-from bot.model import ChatRef, TableStatus
-from bot.store.embedded import EmbeddedRedis
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import RedisPreferences
-from bot.store.redis_client import AnyRedis
-from bot.store.redis_deadlines import RedisDeadlineStore
-from bot.store.redis_store import RedisTableStore
-from bot.sweep import DeadlineSweep, rearm_lost_deadlines
-from bot.views import Outcome
+from bot.ops._bootstrap import run_deadlines
+from bot.ops._sweep import DeadlineSweep, rearm_lost_deadlines
+from bot.store import AnyRedis, RedisPreferences
+from bot.store._embedded import EmbeddedRedis
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._redis_deadlines import RedisDeadlineStore
+from bot.store._redis_store import RedisTableStore
+from bot.table import FlowSettings
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]
 PAUSED = FlowSettings(turn_timeout=60, machine_delay=2, next_hand_delay=4, catch_window=3, lobby_timeout=900)
@@ -51,7 +49,7 @@ def quick_client(url: str) -> Redis:
 
 
 def worker(client: AnyRedis, prefix: str, **kwargs: Any) -> Harness:
-    """A service on Redis wired like ``bot.bootstrap.redis_service`` (fake clock, seeded randomness)."""
+    """A service on Redis wired like ``bot.ops._bootstrap.redis_service`` (fake clock, seeded randomness)."""
     h = Harness(
         tables=RedisTableStore(client, prefix=prefix),
         deadlines=RedisDeadlineStore(client, prefix=prefix, lease_seconds=LEASE),

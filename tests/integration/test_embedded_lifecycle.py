@@ -13,8 +13,8 @@ import pytest
 from aof import aof_written
 
 from bot.store import EmbeddedRedis, EmbeddedRedisError, RedisTableStore, StoreUnavailable, connect
-from bot.store.embedded import PID_NAME
-from bot.store.redis_client import client_options
+from bot.store._embedded import PID_NAME
+from bot.store._redis_client import client_options
 
 
 def test_the_server_fsyncs_every_second_and_writes_a_pidfile(tmp_path: Path) -> None:

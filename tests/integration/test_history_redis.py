@@ -15,12 +15,11 @@ from redis.asyncio.cluster import RedisCluster
 from redis.cluster import key_slot
 from service_helpers import ANE, GROUP, ZERO
 
-from bot.bootstrap import redis_service
-from bot.history import parse_kept
-from bot.history_text import export_json
-from bot.store.history import RedisHistory
-from bot.store.redis_client import AnyRedis
-from bot.tokens import history_token
+from bot.app import parse_kept
+from bot.history import RedisHistory, export_json
+from bot.kernel import history_token
+from bot.ops._bootstrap import redis_service
+from bot.store import AnyRedis
 from engine.replay import run_case
 
 

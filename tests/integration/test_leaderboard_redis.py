@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-import bot.leaderboard.redis_store as redis_store_module
+import bot.leaderboard._redis_store as redis_store_module
 from bot.leaderboard import (
     GLOBAL_SCOPE,
     GameResult,
@@ -27,9 +27,8 @@ from bot.leaderboard import (
     PlayerStats,
     RedisLeaderboard,
 )
-from bot.leaderboard.model import MODEL, RankBy, apply_result, is_ranked
-from bot.store import StoreUnavailable
-from bot.store.redis_client import AnyRedis
+from bot.leaderboard._model import MODEL, RankBy, apply_result, is_ranked
+from bot.store import AnyRedis, StoreUnavailable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

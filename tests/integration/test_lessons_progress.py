@@ -11,12 +11,12 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from bot.lessons.progress import MemoryProgress, Progress, ProgressStore, RedisProgress
-from bot.model import ChatRef, UserRef
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import MemoryPreferences
-from bot.store.redis_client import AnyRedis
+from bot.app import Service, ServiceDeps
+from bot.kernel import ChatRef, UserRef
+from bot.lessons import MemoryProgress, Progress, ProgressStore, RedisProgress
+from bot.store import AnyRedis
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._prefs import MemoryPreferences
 
 StoreFactory = Callable[[], Awaitable[ProgressStore]]
 

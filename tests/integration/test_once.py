@@ -6,7 +6,7 @@ import asyncio
 
 from redis.asyncio import Redis
 
-from bot.store.once import MemoryOnce, RedisOnce
+from bot.store import MemoryOnce, RedisOnce
 
 
 async def test_redis_once_lets_one_of_many_workers_act(redis_client: Redis, key_prefix: str) -> None:
@@ -30,9 +30,9 @@ async def test_memory_once_forgets_after_its_ttl_and_stays_bounded() -> None:
 
 
 async def test_redis_outbox_keeps_order_pops_once_and_is_capped(redis_client: Redis, key_prefix: str) -> None:
-    from bot.store import outbox as outbox_module
-    from bot.store.outbox import RedisOutbox
-    from bot.views import OutMessage
+    from bot.delivery import RedisOutbox
+    from bot.delivery import _outbox as outbox_module
+    from bot.kernel import OutMessage
 
     box = RedisOutbox(redis_client, key_prefix)
     views = [OutMessage(slot="notice", text=f"n{i}", chat="tg:-1", fresh=True) for i in range(5)]

@@ -1,4 +1,4 @@
-"""The service as production wires it (bot.bootstrap.redis_service): atomic deadlines, queued results."""
+"""The service as production wires it (bot.ops._bootstrap.redis_service): atomic deadlines, queued results."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ import random
 
 import pytest
 
-from bot.bootstrap import redis_service
-from bot.flow import FlowSettings
-from bot.leaderboard import GameResult, PlayerRef
-from bot.leaderboard.queue import RedisResultQueue
-from bot.model import ChatRef, TableStatus, UserRef
-from bot.store import RedisDeadlineStore, RedisTableStore, VersionConflict
-from bot.store.ports import DeadlineChanges
-from bot.store.redis_client import AnyRedis
+from bot.kernel import ChatRef, TableStatus, UserRef
+from bot.leaderboard import GameResult, PlayerRef, RedisResultQueue
+from bot.ops._bootstrap import redis_service
+from bot.store import AnyRedis, DeadlineChanges, RedisDeadlineStore, RedisTableStore, VersionConflict
+from bot.table import FlowSettings
 
 USER = UserRef("t:1", "Ane", "en")
 

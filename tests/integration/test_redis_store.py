@@ -23,6 +23,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff, NoBackoff
 
 from bot.store import (
+    AnyRedis,
     ChatBusy,
     DeadlineStore,
     EmbeddedRedis,
@@ -41,8 +42,7 @@ from bot.store import (
     connect,
     update_with_retries,
 )
-from bot.store.redis_client import AnyRedis
-from bot.store.redis_layout import shard_tags
+from bot.store._redis_layout import shard_tags
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]  # the make_client fixture (see conftest.py)
 WEEK = 7 * 86400
@@ -787,8 +787,8 @@ async def test_connect_starts_an_embedded_server_without_url(tmp_path: Path) -> 
 
 _COUNT_CHILDREN = """
 import os
-import bot.store, bot.store.embedded, bot.store.processes, bot.store.redis_client, bot.store.redis_connect
-import bot.store.redis_deadlines, bot.store.redis_layout, bot.store.redis_server, bot.store.redis_store
+import bot.store, bot.store._embedded, bot.store._processes, bot.store._redis_client, bot.store._redis_connect
+import bot.store._redis_deadlines, bot.store._redis_layout, bot.store._redis_server, bot.store._redis_store
 children = 0
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:

@@ -1,8 +1,8 @@
 """The bot service on a real Redis: restarts, outages, concurrent workers, a whole match.
 
-Services are built like :func:`bot.bootstrap.build_app` does (Redis tables, deadlines, preferences and
+Services are built like :func:`bot.ops._bootstrap.build_app` does (Redis tables, deadlines, preferences and
 leaderboard) on the session server and on the session cluster of ``conftest.py`` with the test's key prefix,
-or on an :class:`~bot.store.embedded.EmbeddedRedis` of the test's own when the test stops and restarts the
+or on an :class:`~bot.store._embedded.EmbeddedRedis` of the test's own when the test stops and restarts the
 server. Two services on two clients stand for two workers of the bot.
 """
 
@@ -28,15 +28,14 @@ from service_helpers import (
     english,
 )
 
-from bot.flow import FlowSettings
 from bot.i18n import translator
+from bot.kernel import TableStatus, UserRef
 from bot.leaderboard import GLOBAL_SCOPE, RedisLeaderboard
-from bot.model import TableStatus, UserRef
-from bot.store.embedded import EmbeddedRedis
-from bot.store.prefs import RedisPreferences
-from bot.store.redis_client import AnyRedis
-from bot.store.redis_deadlines import RedisDeadlineStore
-from bot.store.redis_store import RedisTableStore
+from bot.store import AnyRedis, RedisPreferences
+from bot.store._embedded import EmbeddedRedis
+from bot.store._redis_deadlines import RedisDeadlineStore
+from bot.store._redis_store import RedisTableStore
+from bot.table import FlowSettings
 
 ClientFactory = Callable[..., Awaitable[AnyRedis]]
 UNAVAILABLE = "The game store is unavailable right now; try again in a moment."

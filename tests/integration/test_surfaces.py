@@ -1,4 +1,4 @@
-"""One contract for where views live (``bot.store.surfaces``), run against memory and a real Redis."""
+"""One contract for where views live (``bot.delivery._surfaces``), run against memory and a real Redis."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
-from bot.store.redis_client import AnyRedis
-from bot.store.surfaces import Offer, RedisSurfaces, SurfaceStore
-from bot.store.surfaces_memory import MemorySurfaces
+from bot.delivery import RedisSurfaces, SurfaceStore
+from bot.delivery._surfaces import Offer
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.store import AnyRedis
 
 
 @pytest.fixture(params=["memory", "redis"])

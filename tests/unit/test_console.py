@@ -24,12 +24,11 @@ from adapters import cli
 from adapters.console import app as console
 from adapters.console.lines import StdinLines
 from adapters.console.lock import TableLock
-from bot.bootstrap import build_app
 from bot.i18n import translator
 from bot.i18n.rules import rules_sections, rules_summary
-from bot.model import TableState, TableStatus
-from bot.settings import Settings
-from bot.tokens import card_of_pick
+from bot.kernel import TableState, TableStatus
+from bot.kernel._tokens import card_of_pick
+from bot.ops import Settings, build_app
 from engine.cards import card_name
 from engine.hand_types import Phase
 from tests.service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of, users_by_key

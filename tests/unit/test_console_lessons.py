@@ -13,7 +13,7 @@ import pytest
 
 from adapters import cli
 from adapters.console import lessons as console
-from bot.settings import Settings
+from bot.ops import Settings
 
 
 class Typed:

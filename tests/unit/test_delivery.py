@@ -1,4 +1,4 @@
-"""Latest-state-wins delivery (``bot.delivery``) against a fake platform: what a chat ends up showing.
+"""Latest-state-wins delivery (``bot.delivery._lanes``) against a fake platform: what a chat ends up showing.
 
 The fake transport keeps messages like a chat does and can be told to fail the next call in each of the
 typed ways a platform fails. No pacing here (``min_interval=0``) unless a test measures it.
@@ -11,10 +11,9 @@ import itertools
 
 import pytest
 
-from bot.delivery import Delivery
-from bot.store.surfaces_memory import MemorySurfaces
-from bot.transport import MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.views import Button, OutMessage
+from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import Button, OutMessage
 
 GROUP = "x:-1"
 ANE = "x:1"
@@ -271,7 +270,7 @@ async def test_an_older_view_shown_by_the_adapter_is_replaced_by_the_newest(
 async def test_a_lane_drops_repeated_notices_and_holds_a_bounded_number(
     platform: FakeTransport, surfaces: MemorySurfaces
 ) -> None:
-    from bot.delivery import MAX_PENDING_NOTICES
+    from bot.delivery._lanes import MAX_PENDING_NOTICES
 
     delivery = Delivery(platform, surfaces, min_interval=10.0)  # the first call goes, the rest wait
     same = OutMessage(slot="answer", text="There is already a table in this chat.", chat=GROUP, fresh=True)
@@ -290,7 +289,7 @@ async def test_a_lane_drops_repeated_notices_and_holds_a_bounded_number(
 async def test_idle_lanes_are_forgotten_so_memory_stays_bounded(
     platform: FakeTransport, surfaces: MemorySurfaces
 ) -> None:
-    from bot.delivery import LANES_BEFORE_SWEEP
+    from bot.delivery._lanes import LANES_BEFORE_SWEEP
 
     now = [0.0]
     delivery = Delivery(platform, surfaces, min_interval=1.0, clock=lambda: now[0])

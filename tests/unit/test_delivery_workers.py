@@ -1,4 +1,4 @@
-"""Two workers delivering views of one table at once (``bot.delivery`` over one shared surfaces store).
+"""Two workers delivering views of one table at once (``bot.delivery._lanes`` over one shared surfaces store).
 
 A press handled on one worker and a machine's deadline fired on another both draw the same table; their calls
 may reach the platform in either order. The fake platform here is one chat shared by two workers' transports,
@@ -16,10 +16,9 @@ from dataclasses import replace
 
 import pytest
 
-from bot.delivery import Delivery
-from bot.store.surfaces_memory import MemorySurfaces
-from bot.transport import MessageGone, NotModified, RateLimited, Refused
-from bot.views import Button, OutMessage
+from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import Button, OutMessage
 
 GROUP = "x:-1"
 TABLE = "t0000001"

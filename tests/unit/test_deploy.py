@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings
 
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
-from bot.settings import Settings
+from bot.ops import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -23,7 +23,7 @@ from adapters.discord.layout import (
     text_of,
     view_of,
 )
-from bot.views import Button, OutMessage
+from bot.kernel import Button, OutMessage
 
 
 def test_keys_round_trip_and_foreign_keys_are_not_ours() -> None:
@@ -118,8 +118,8 @@ async def test_a_press_is_shown_on_its_message_only_when_the_slot_stays_there() 
 
     from adapters.discord.interactions import DiscordHandlers
     from bot.delivery import Delivery
-    from bot.store.surfaces_memory import MemorySurfaces
-    from bot.views import Outcome
+    from bot.delivery._surfaces_memory import MemorySurfaces
+    from bot.kernel import Outcome
 
     surfaces = MemorySurfaces()
     await surfaces.set("t0000001", "dc:5", "table", "77")

@@ -9,8 +9,8 @@ import logging
 import aiohttp
 
 from adapters.cli import JsonLines, Redacting
-from bot.health import HealthServer
-from bot.metrics import COMMANDS
+from bot.kernel._metrics import COMMANDS
+from bot.ops import HealthServer
 
 
 async def ok() -> bool:
@@ -57,13 +57,13 @@ async def test_health_ready_and_metrics() -> None:
 
 
 async def test_a_check_that_fails_or_hangs_reads_not_ready(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr("bot.health.CHECK_TIMEOUT", 0.1)
+    monkeypatch.setattr("bot.ops._health.CHECK_TIMEOUT", 0.1)
     server = HealthServer("127.0.0.1", 0, {"redis": frozen, "telegram": broken, "discord": ok})
     assert await server.readiness() == {"redis": False, "telegram": False, "discord": True}
 
 
 def record(message: str, **extra: object) -> logging.LogRecord:
-    rec = logging.LogRecord("bot.delivery", logging.WARNING, __file__, 1, message, (), None)
+    rec = logging.LogRecord("bot.delivery._lanes", logging.WARNING, __file__, 1, message, (), None)
     for key, value in extra.items():
         setattr(rec, key, value)
     return rec
@@ -74,7 +74,11 @@ def test_json_lines_carry_table_and_chat_and_never_a_token() -> None:
     formatter = Redacting(JsonLines(), [token, "short"])
     line = formatter.format(record(f"GET https://api.telegram.org/bot{token}/getMe failed", chat="tg:-100"))
     entry = json.loads(line)
-    assert entry["level"] == "WARNING" and entry["logger"] == "bot.delivery" and entry["chat"] == "tg:-100"
+    assert (
+        entry["level"] == "WARNING"
+        and entry["logger"] == "bot.delivery._lanes"
+        and entry["chat"] == "tg:-100"
+    )
     assert token not in line and "bot***/getMe" in entry["message"]
     assert "table" not in entry
     text = Redacting(logging.Formatter("%(message)s"), [token]).format(record(f"token={token}"))

@@ -21,18 +21,29 @@ from history_contract import (
 from service_helpers import ANE, BRAIS, GROUP, GROUP2, OUTSIDER, Harness
 
 from adapters.console import history as console_history
-from bot.history import ALREADY_POSTED, HAND_GONE, SENT_PRIVATELY, parse_kept
-from bot.history_model import KeptHand, kept_hand, lance_summaries
-from bot.history_text import export_json, export_text, story_lines, summary_lines
+from bot.app import parse_kept
+from bot.app._history_commands import ALREADY_POSTED, HAND_GONE, SENT_PRIVATELY
+from bot.history import KeptHand, MemoryHistory, export_json, export_text, kept_hand, summary_lines
+from bot.history._model import lance_summaries
+from bot.history._text import story_lines
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
-from bot.invites import ShowStory, encode_invite, parse_invite
-from bot.model import ChatRef, TableState, UserRef
-from bot.settings import Settings, SettingsInvalid, read_settings
-from bot.store.history import MemoryHistory
-from bot.store.ports import StoreUnavailable
-from bot.tokens import ExportMatch, OpenHand, TokenError, history_token, parse_token
-from bot.views import OutMessage
+from bot.kernel import (
+    ChatRef,
+    ExportMatch,
+    OpenHand,
+    OutMessage,
+    ShowStory,
+    TableState,
+    TokenError,
+    UserRef,
+    encode_invite,
+    history_token,
+    parse_invite,
+    parse_token,
+)
+from bot.ops import Settings, SettingsInvalid, read_settings
+from bot.store import StoreUnavailable
 from engine.match import Match
 from engine.record import parse_record, replay
 from engine.replay import run_hand

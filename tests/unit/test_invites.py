@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from service_helpers import ANE, BRAIS, GROUP, Harness, english
 
-from bot.chat_commands import COMMAND_LIST, leaderboard_scope, wants_full_rules
+from bot.app import COMMAND_LIST, leaderboard_scope, wants_full_rules
 from bot.i18n import LANGUAGES, translator
-from bot.invites import JoinSeat, SendHand, SendRules, encode_invite, parse_invite
-from bot.model import TableStatus
+from bot.kernel import JoinSeat, SendHand, SendRules, TableStatus, encode_invite, parse_invite
 
 
 @pytest.mark.parametrize("invite", [JoinSeat("abcd1234", 3), SendHand("abcd1234"), SendRules()])

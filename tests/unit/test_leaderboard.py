@@ -17,7 +17,7 @@ from bot.leaderboard import (
     PlayerStats,
     display_rating,
 )
-from bot.leaderboard.model import MODEL, apply_result
+from bot.leaderboard._model import MODEL, apply_result
 
 ANA = PlayerRef("tg:1", "Ana")
 BEA = PlayerRef("tg:2", "Bea")

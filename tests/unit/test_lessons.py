@@ -12,28 +12,29 @@ import string
 
 import pytest
 
+from bot.app import Service, ServiceDeps, lesson_number
+from bot.app._lesson_commands import LEARN_HINT, LEARN_PRIVATELY, LESSON_FOREIGN, LESSON_STALE, NO_SUCH_LESSON
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
-from bot.invites import StartLessons, encode_invite, parse_invite
-from bot.lessons import render
-from bot.lessons.model import LEARNER, Lesson, LessonDataError, is_engine_word, lessons, parse_lessons
-from bot.lessons.play import after_right, engine_answer, legal, position
-from bot.lessons.progress import MemoryProgress, Progress
-from bot.lessons.texts import STEP_FIELDS, lesson_texts, parse_texts
-from bot.lessons.tutor import (
-    LEARN_HINT,
-    LEARN_PRIVATELY,
-    LESSON_FOREIGN,
-    LESSON_STALE,
-    NO_SUCH_LESSON,
-    lesson_number,
+from bot.kernel import (
+    ChatRef,
+    OutMessage,
+    StartLessons,
+    UserRef,
+    encode_invite,
+    lesson_tag,
+    lesson_token,
+    parse_invite,
+    parse_token,
 )
-from bot.model import ChatRef, UserRef
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.prefs import MemoryPreferences
-from bot.tokens import MAX_TOKEN_BYTES, lesson_tag, lesson_token, parse_token
-from bot.views import OutMessage
+from bot.kernel._tokens import MAX_TOKEN_BYTES
+from bot.lessons import Lesson, MemoryProgress, Progress, after_right, lessons, position
+from bot.lessons import _render as render
+from bot.lessons._model import LEARNER, LessonDataError, is_engine_word, parse_lessons
+from bot.lessons._play import engine_answer, legal
+from bot.lessons._texts import STEP_FIELDS, lesson_texts, parse_texts
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._prefs import MemoryPreferences
 from engine.errors import MusError
 from engine.evaluation import Lance, evaluate
 from engine.hand_types import Phase

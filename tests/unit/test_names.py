@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.model import UserRef
-from bot.names import MAX_NAME, clean_name, isolate
+from bot.kernel import UserRef, clean_name, isolate
+from bot.kernel._names import MAX_NAME
 
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)]
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from bot.bootstrap import DeadlineLoop
-from bot.delivery import Delivery
-from bot.service import Service, ServiceDeps
-from bot.store.memory import MemoryDeadlineStore, MemoryTableStore
-from bot.store.outbox import MemoryOutbox, decode, encode
-from bot.store.prefs import MemoryPreferences
-from bot.store.surfaces_memory import MemorySurfaces
-from bot.views import Button, Outcome, OutMessage
+from bot.app import Service, ServiceDeps
+from bot.delivery import Delivery, MemoryOutbox
+from bot.delivery._outbox import decode, encode
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import Button, Outcome, OutMessage
+from bot.ops import DeadlineLoop
+from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._prefs import MemoryPreferences
 
 
 class Platform:
@@ -42,11 +42,10 @@ def worker(outbox: MemoryOutbox, platform: Platform) -> tuple[DeadlineLoop, Deli
             tables=MemoryTableStore(),
             deadlines=MemoryDeadlineStore(),
             prefs=MemoryPreferences(),
-            outbox=outbox,
         )
     )
     delivery = Delivery(platform, MemorySurfaces(), min_interval=0, key_platform=platform.name)
-    return DeadlineLoop(service, [delivery]), delivery
+    return DeadlineLoop(service, [delivery], outbox=outbox), delivery
 
 
 async def test_views_for_another_platform_go_through_its_outbox() -> None:

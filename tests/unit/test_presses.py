@@ -1,7 +1,7 @@
 """Regressions of presses that went wrong for players: an old copy of a hand acting on another card, a doubled
 seña, a catch after the hand ended, the amount picker, presses on a finished match.
 
-Driven through :class:`bot.service.Service` with four people at the table; a refused press must change
+Driven through :class:`bot.app.Service` with four people at the table; a refused press must change
 nothing in the store (same version, same data) and be answered clearly, never with a traceback.
 """
 
@@ -23,8 +23,8 @@ from service_helpers import (
     users_by_key,
 )
 
-from bot.flow import FlowSettings
-from bot.tokens import parse_token, turn_stamp
+from bot.kernel import parse_token, turn_stamp
+from bot.table import FlowSettings
 from engine.actions import ActionKind
 from engine.cards import card_name
 from engine.hand_types import Phase

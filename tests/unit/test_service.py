@@ -1,6 +1,6 @@
 """The bot service as users meet it, on in-process stores with a fake clock and seeded randomness.
 
-Every test drives :class:`bot.service.Service` through its public coroutines (commands, button presses,
+Every test drives :class:`bot.app.Service` through its public coroutines (commands, button presses,
 deadlines) and checks what a player would notice: the messages shown, the answers to presses, and that a
 refused press changes nothing in the store (same version, same data).
 """
@@ -32,16 +32,15 @@ from service_helpers import (
     users_by_key,
 )
 
-from bot.chat_commands import LEADERBOARD_TITLE
-from bot.flow import FlowSettings
+from bot.app._chat_commands import LEADERBOARD_TITLE
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.i18n.rules import rules_sections, rules_summary
+from bot.kernel import ChatRef, TableStatus, UserRef, parse_token
 from bot.leaderboard import GLOBAL_SCOPE
-from bot.model import ChatRef, TableStatus, UserRef
-from bot.render import SENA_NAMES, card_label
-from bot.store.memory import MemoryTableStore
-from bot.store.ports import StoreUnavailable
-from bot.tokens import parse_token
+from bot.screens import SENA_NAMES, card_label
+from bot.store import StoreUnavailable
+from bot.store._memory import MemoryTableStore
+from bot.table import FlowSettings
 from engine.actions import ActionKind
 from engine.cards import FULL_DECK, card_name
 from engine.hand_types import Phase
@@ -1144,7 +1143,7 @@ class FlakyCancel:
 async def test_a_press_whose_write_succeeded_is_not_reported_as_failed() -> None:
     """If the table was written, the presser must not be told "try again" (a retry says "already played")
     and the new table must be drawn; failing to drop the old deadline is harmless (it fires as a no-op)."""
-    from bot.store.memory import MemoryDeadlineStore
+    from bot.store._memory import MemoryDeadlineStore
 
     deadlines = FlakyCancel(MemoryDeadlineStore())
     h = Harness(deadlines=deadlines, settings=PAUSED)

@@ -13,7 +13,7 @@ from adapters import cli
 from adapters.discord.settings import DiscordSettings
 from adapters.runner import serve
 from adapters.telegram.settings import TelegramSettings
-from bot.settings import Settings, SettingsInvalid, data_dir_problem, read_settings
+from bot.ops import Settings, SettingsInvalid, data_dir_problem, read_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,16 +1,16 @@
 """What players read: the hand's story on the table, the stake, the count's reasons, where the match stands.
 
 Hands are built from explicit cards (the deals of ``test_hand.py``), played through the engine, and rendered
-by the real :class:`bot.render.Renderer` in English; assertions are on the texts and buttons users see.
+by the real :class:`bot.screens._render.Renderer` in English; assertions are on the texts and buttons users
+see.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.model import HandPosition, Seat, TableOptions, TableState, TableStatus
-from bot.render import Renderer
-from bot.tokens import parse_token, turn_stamp
+from bot.kernel import HandPosition, Seat, TableOptions, TableState, TableStatus, parse_token, turn_stamp
+from bot.screens import Renderer
 from engine.actions import parse_action
 from engine.cards import FULL_DECK, parse_cards
 from engine.hand import Hand

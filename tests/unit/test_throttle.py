@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.throttle import Throttle, Verdict
+from bot.app._throttle import Throttle, Verdict
 
 
 def test_a_burst_then_one_warning_then_silence_then_allowed_again() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.tokens import (
+from bot.kernel import (
     CatchSena,
     ChangeOption,
     ConfirmDiscard,

@@ -1,0 +1,30 @@
+"""The bot's commands: what adapters call, platform-neutral, every table change one unit of work.
+
+* :mod:`bot.app._service` — :class:`Service`, the entry adapters use (``/newgame``, presses, invitations,
+  ``/cancel``, ``/language``, deadlines, and the chat, history and lesson commands);
+* :mod:`bot.app._unit_of_work` — load, run one step of :mod:`bot.table`, draw, compare-and-set;
+* :mod:`bot.app._deadline_work` — claim due deadlines and fire them through the unit of work;
+* :mod:`bot.app._chat_commands`, :mod:`bot.app._history_commands`, :mod:`bot.app._lesson_commands` — the
+  commands about a chat, the hand history and the lessons;
+* :mod:`bot.app._deps` — :class:`ServiceDeps`, what the service is wired with;
+* :mod:`bot.app._throttle` — how often one person may use commands in one chat.
+"""
+
+from bot.app._chat_commands import COMMAND_LIST, leaderboard_scope, wants_full_rules
+from bot.app._deps import ServiceDeps, secure_rng, secure_table_id
+from bot.app._history_commands import parse_kept
+from bot.app._lesson_commands import learn_link_text, lesson_number
+from bot.app._service import Service
+
+__all__ = [
+    "COMMAND_LIST",
+    "Service",
+    "ServiceDeps",
+    "leaderboard_scope",
+    "learn_link_text",
+    "lesson_number",
+    "parse_kept",
+    "secure_rng",
+    "secure_table_id",
+    "wants_full_rules",
+]

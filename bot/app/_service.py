@@ -1,0 +1,379 @@
+"""The bot service: commands in, views out, every table change a compare-and-set in the store.
+
+Adapters call these coroutines with platform-neutral users, chats and tokens, and render the returned
+:class:`~bot.kernel._views.Outcome`. The service never trusts a token: it parses it, loads the table, checks
+the seat, the turn and the stamp, and lets the engine judge legality. A refused command changes nothing and is
+answered with a short translated message. Deadlines (turn timeouts, machine moves, next deals, lobby expiry,
+catch windows) live in the deadline store and are fired by :meth:`Service.fire_due` on any worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+
+from bot.app._chat_commands import ChatCommands
+from bot.app._deadline_work import DeadlineWork
+from bot.app._deps import ServiceDeps
+from bot.app._history_commands import HistoryCommands
+from bot.app._lesson_commands import LessonCommands
+from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
+from bot.i18n import common as msg
+from bot.i18n.markers import N_
+from bot.kernel import (
+    CHAT_SCOPE,
+    Button,
+    ChatRef,
+    ExportMatch,
+    Invitation,
+    Invite,
+    JoinSeat,
+    LessonChoice,
+    OpenHand,
+    OpenLesson,
+    Outcome,
+    OutMessage,
+    Seat,
+    SendHand,
+    SetLanguage,
+    ShowStory,
+    StartLessons,
+    TableState,
+    TableStatus,
+    Token,
+    TokenError,
+    UserRef,
+    language_token,
+    measured_command,
+    parse_token,
+    record_press,
+)
+from bot.screens import Renderer
+from bot.store import ChatBusy, StoreUnavailable, TableExists
+from bot.table import (
+    Answer,
+    TableContext,
+    cancel_table,
+    dispatch_press,
+    lang_for,
+    new_table,
+    say,
+    start_game,
+    take_seat,
+)
+
+log = logging.getLogger(__name__)
+_ = N_
+
+ALREADY_TABLE = _("There is already a table in this chat.")
+# Translators: {language} is the native name of the language the game is played in, e.g. "Euskara".
+GAME_KEEPS_LANGUAGE = _("The game in progress stays in {language}.")
+_REPOSTED_CAP = 10_000
+NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
+UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
+
+
+class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
+    """Platform-neutral commands of the bot: every table change goes through :class:`TableWork` (one
+    compare-and-set per command); deadlines fire through :class:`DeadlineWork`, the chat commands come
+    from :class:`ChatCommands`, the hand history from :class:`HistoryCommands` and the lessons
+    (``/learn``) from :class:`LessonCommands`."""
+
+    def __init__(self, deps: ServiceDeps) -> None:
+        """Use the given stores, clock, randomness and machine players."""
+        super().__init__(deps)
+        self._failed: dict[str, float] = {}
+        """Deadlines whose firing failed, to schedule again once the store answers."""
+        self._invited: set[tuple[str, str]] = set()
+        """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
+        self._reposted: dict[str, float] = {}
+        """When ``/newgame`` last posted each table again."""
+
+    # --- commands ------------------------------------------------------------------------------------
+
+    @measured_command("newgame")
+    async def new_table(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/newgame``: a lobby with the creator seated (in a private chat: the solo game's options)."""
+        lang = lang_for(user)  # if the store cannot say the chat's language, the asker's own
+        try:
+            chosen = await self.deps.prefs.get_language(chat.prefs_key)
+            lang = normalize_language(chosen or (user.lang if chat.private else chat.lang))
+            existing = await self.deps.tables.table_for_chat(chat.key)
+            if existing is not None:
+                return await self._already(existing, user, lang)
+            now = self.deps.clock()
+            table = new_table(self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now)
+            table.seats[0] = Seat(
+                user=user.key,
+                name=user.name[:32] or "?",
+                lang=normalize_language(user.lang) if user.lang else lang,
+            )
+            try:
+                await self._create(table, chat, [user.key])
+            except ChatBusy as busy:
+                return await self._already(busy.existing_table_id, user, lang)
+        except StoreUnavailable:
+            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
+        # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
+        # game's options and its start button).
+        return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
+
+    def _remember_invited(self, key: tuple[str, str]) -> None:
+        if len(self._invited) >= _REPOSTED_CAP:
+            self._invited.clear()  # bounded: at worst someone is invited once more
+        self._invited.add(key)
+
+    async def _already(self, table_id: str, user: UserRef, lang: str) -> Outcome:
+        """``/newgame`` where a table is open: say so, and post the table again (at most once per
+        :attr:`ServiceDeps.repost_interval`, so that a flood of ``/newgame`` floods nothing)."""
+        now = self.deps.clock()
+        if now - self._reposted.get(table_id, -1e18) < self.deps.repost_interval:
+            return Outcome(answer=say(lang, ALREADY_TABLE), ok=False, table=table_id)
+        if len(self._reposted) >= _REPOSTED_CAP:
+            self._reposted.clear()
+        self._reposted[table_id] = now
+        shown = await self.show_table(table_id, user)
+        return Outcome(answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=table_id)
+
+    async def new_machine_table(
+        self,
+        chat: ChatRef,
+        user: UserRef,
+        *,
+        senas: bool = False,
+        target: int = 40,
+        single_game: bool = False,
+        difficulty: str = "normal",
+    ) -> Outcome:
+        """A table of four machine seats, started at once (a demo, the terminal's ``--auto``, benchmarks)."""
+        lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
+        now = self.deps.clock()
+        table = new_table(self.deps.id_factory(), chat.key, chat.title, chat.private, user, lang, now)
+        table.options.senas = senas
+        table.options.target = target
+        table.options.difficulty = difficulty
+        table.options.mode = "game" if single_game else "match"
+        try:
+            await self._create(table, chat, [])
+        except ChatBusy:
+            return Outcome(answer=say(lang, ALREADY_TABLE), ok=False)
+        except StoreUnavailable:
+            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
+        return await self._mutate(table.id, user, lambda ctx: start_game(ctx, user, machines_only=True))
+
+    async def _create(self, table: TableState, chat: ChatRef, users: list[str]) -> None:
+        """Store a new table, drawing another id if this one is taken (never for a busy chat)."""
+        for _attempt in range(5):
+            try:
+                await self.deps.tables.create(
+                    table.id, table.model_dump_json(), chat_key=chat.key, user_keys=users
+                )
+                return
+            except ChatBusy:
+                raise
+            except TableExists:
+                table.id = self.deps.id_factory()
+        raise StoreUnavailable("could not find a free table id")
+
+    async def show_table(
+        self, table_id: str, user: UserRef | None = None, *, fresh: bool = True, every_hand: bool = False
+    ) -> Outcome:
+        """Render a table as it stands, changing nothing: as new messages (``fresh``), or as the state the
+        messages already there must show (a redraw: it costs no call where they show it already). Private
+        hands: the asker's own, or (``every_hand``) every seated person's."""
+
+        def step(ctx: TableContext) -> Answer:
+            ctx.table_fresh = fresh
+            if ctx.table.status is not TableStatus.PLAYING:
+                return None
+            seat = None if user is None else ctx.table.seat_of(user.key)
+            for s in range(4) if every_hand else () if seat is None else (seat,):
+                private = ctx.renderer().private_hand(s)  # (machines have none)
+                if private is not None:
+                    ctx.messages.append(private)
+            return None
+
+        return await self._mutate(table_id, user, step, render_unchanged=True)
+
+    async def press(self, user: UserRef, data: object, chat: ChatRef | None = None) -> Outcome:
+        """A button press carrying ``data`` (a token), in ``chat`` when the platform says where.
+
+        Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
+        """
+        started = time.perf_counter()
+        try:
+            token: Token | None = parse_token(data)
+        except TokenError:
+            token = None
+        outcome = await self._press(user, token, chat)
+        action = "forged" if token is None else type(token.command).__name__
+        record_press(action, outcome, time.perf_counter() - started)
+        return outcome
+
+    async def _press(self, user: UserRef, token: Token | None, chat: ChatRef | None) -> Outcome:
+        if token is None:
+            lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
+            return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
+        if isinstance(token.command, LessonChoice | OpenLesson):  # the presser's lessons, not a table
+            return await self.lesson_press(user, token)
+        if token.table == CHAT_SCOPE:
+            if chat is None or not isinstance(token.command, SetLanguage):
+                return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
+            return await self.set_language(chat, user, token.command.lang)
+        if isinstance(token.command, OpenHand | ExportMatch):  # the history store's, not a live table's
+            return await self.history_press(user, token, chat)
+        outcome = await self._mutate(token.table, user, lambda ctx: dispatch_press(ctx, user, token))
+        if outcome.ok or outcome.failed or outcome.table is None:
+            return outcome
+        # A refused press may come from a screen that missed an edit (lost in a crash): redraw what the
+        # table and the presser's hand show now. Where they show it already, delivery makes no call.
+        current = await self.show_table(outcome.table, user, fresh=False)
+        return replace(outcome, messages=outcome.messages + current.messages)
+
+    async def redraw_recent(self, within: float = 120.0) -> Outcome:
+        """The current views of every live table written in the last ``within`` seconds (start-up: a view
+        still queued when the previous process died was lost with it)."""
+        since = self.deps.clock() - within
+        messages: list[OutMessage] = []
+        try:
+            table_ids = await self.deps.tables.live_tables()
+        except StoreUnavailable:
+            return Outcome(ok=False, failed=True)
+        for table_id in table_ids:
+            table = await self.load_table(table_id)
+            if table is not None and table.updated_at >= since:
+                shown = await self.show_table(table_id, fresh=False, every_hand=True)
+                messages.extend(shown.messages)
+        return Outcome(messages=tuple(messages))
+
+    async def show_hand(self, user: UserRef, table_id: str) -> Outcome:
+        """Send the user their private hand again (a deep link from the table's "My cards")."""
+
+        def step(ctx: TableContext) -> Answer:
+            ctx.require_match()
+            private = ctx.renderer().private_hand(ctx.seat_of(user), fresh=True)
+            if private is not None:
+                ctx.messages.append(private)
+            return None
+
+        return await self._mutate(table_id, user, step)
+
+    async def invitation(self, user_key: str, table_id: str) -> Invitation | None:
+        """Whom to invite from the table's group, and to what, when a player cannot be written to privately.
+
+        ``None`` when there is nobody to invite: no such table, a private table, a user not seated, or one
+        already invited to this table by this worker (a group is told once).
+        """
+        if (user_key, table_id) in self._invited:
+            return None
+        table = await self.load_table(table_id)
+        if table is None or table.private:
+            return None
+        seat = table.seat_of(user_key)
+        if seat is None:
+            return None
+        self._remember_invited((user_key, table_id))
+        invite: Invite = JoinSeat(table_id, seat) if table.status is TableStatus.LOBBY else SendHand(table_id)
+        return Invitation(table.chat, table_id, table.seats[seat].name, table.lang, invite)
+
+    async def rules_invitation(self, user_key: str, chat: str) -> str | None:
+        """The language of a "read the full rules" invitation to post in ``chat`` (once per user and chat)."""
+        if (user_key, f"rules:{chat}") in self._invited:
+            return None
+        self._remember_invited((user_key, f"rules:{chat}"))
+        return await self.chat_language(chat)
+
+    async def accept_invite(self, user: UserRef, invite: Invite) -> Outcome:
+        """The player opened the bot through an invitation: take the seat, send the hand or the rules."""
+        if isinstance(invite, JoinSeat):
+            return await self.join_seat(user, invite.table, invite.seat)
+        if isinstance(invite, SendHand):
+            return await self.show_hand(user, invite.table)
+        if isinstance(invite, ShowStory):
+            return await self.history_story(user, invite.table, invite.hand)
+        if isinstance(invite, StartLessons):
+            return await self.learn(ChatRef(user.key, private=True, title=user.name), user, invite.lesson)
+        # The rules go to the user's private chat (on every platform, its key is the user's).
+        private = ChatRef(user.key, private=True, title=user.name)
+        return await self.rules(private, user, full=True)
+
+    async def join_seat(self, user: UserRef, table_id: str, seat: int) -> Outcome:
+        """Sit ``user`` at ``seat`` of ``table_id`` (a deep link, when the platform could not reach them)."""
+        if seat not in range(4):
+            return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
+
+        def step(ctx: TableContext) -> Answer:
+            return take_seat(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
+
+        return await self._mutate(table_id, user, step)
+
+    async def _chat_table(self, chat: ChatRef) -> str | None:
+        return await self.deps.tables.table_for_chat(chat.key)
+
+    @measured_command("cancel")
+    async def cancel(self, chat: ChatRef, user: UserRef) -> Outcome:
+        """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone)."""
+        try:
+            table_id = await self._chat_table(chat)
+        except StoreUnavailable:
+            return Outcome(answer=say(lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
+        if table_id is None:
+            return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
+        return await self._mutate(table_id, user, lambda ctx: cancel_table(ctx, user))
+
+    @measured_command("language")
+    async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
+        """``/language xx``: the chat's language (also the active table's); without one, a picker."""
+        requested = (code or "").strip().lower()[:8]
+        if requested not in LANGUAGES:
+            lang = await self._chat_lang(chat, user)
+            t = translator(lang)
+            text = t.gettext(msg.CHOOSE_LANGUAGE)
+            if requested:
+                names = ", ".join(f"{c} ({LANGUAGE_NAMES[c]})" for c in LANGUAGES)
+                text = f"{t.format(UNKNOWN_LANGUAGE, languages=names)}\n{text}"
+            buttons = [Button(LANGUAGE_NAMES[c], language_token(c)) for c in LANGUAGES]
+            picker = OutMessage(
+                slot="language",
+                text=text,
+                chat=chat.key,
+                fresh=True,
+                buttons=(tuple(buttons[:3]), tuple(buttons[3:])),
+            )
+            return Outcome(messages=(picker,), ok=not requested)
+        try:
+            await self.deps.prefs.set_language(chat.prefs_key, requested)
+            table_id = await self._chat_table(chat)
+        except StoreUnavailable:
+            return Outcome(answer=say(requested, msg.STORE_UNAVAILABLE), ok=False)
+        answer = say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
+        if table_id is None:
+            return Outcome(answer=answer)
+        table = await self.load_table(table_id)
+        if table is not None and table.status is TableStatus.PLAYING and table.seat_of(user.key) is None:
+            # Only the players change the game in progress; the chat's next tables get the new language.
+            kept = say(requested, (GAME_KEEPS_LANGUAGE, {"language": LANGUAGE_NAMES[table.lang]}))
+            return Outcome(answer=f"{answer} {kept}", table=table_id)
+
+        def step(ctx: TableContext) -> Answer:
+            ctx.table.lang = requested
+            if ctx.table.private:
+                for s in ctx.table.seats:
+                    s.lang = requested
+            ctx.changed = True
+            return None
+
+        outcome = await self._mutate(table_id, user, step)
+        return Outcome(answer=answer, messages=outcome.messages, table=table_id)
+
+
+def _touch(ctx: TableContext) -> Answer:
+    """Arm the pending deadline of a freshly created table."""
+    ctx.changed = True
+    return None
+
+
+def lobby_renderer(table: TableState, now: float) -> Renderer:
+    """A renderer for a table without a match (used by adapters to draw a lobby)."""
+    return Renderer(table, None, now)

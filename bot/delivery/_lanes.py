@@ -1,0 +1,399 @@
+"""Delivering views to a chat platform: latest state wins, within the platform's limits.
+
+Each destination chat has a *lane*: a short queue of pending views and one worker that sends them in order,
+at most one call per ``min_interval`` seconds for that chat (each platform says how often a chat may be
+written to, edits included; the adapter chooses the interval). Views of the same table and slot (``lobby``,
+``table``, ``hand``) coalesce: a newer state replaces the pending one, so no queue of stale edits ever
+builds up. Other slots (showdowns, notices, rules…) are always sent, in order. A view that would not change
+what its slot shows costs no call.
+
+A fresh view of a coalescing slot supersedes the message the slot showed until then (a new hand's table, new
+cards after the discards, a table posted again): the old message loses its buttons in the next call of the
+lane, so that a chat never shows two live keyboards for one slot — unless the cache of what each slot shows
+proves the old one had none.
+
+Each call is made by a :class:`~bot.delivery._drawing.Drawer`, which keeps several workers drawing one table
+on its newest state (views carry their table version; see :mod:`bot.delivery._drawing`). The platform is a
+:class:`~bot.delivery._transport.Transport` (send, edit, clear the buttons, delete) whose failures are
+typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
+newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
+their private views without affecting the table; other refusals are logged and the view dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from bot.delivery._drawing import Drawer
+from bot.delivery._pending import Pending, as_edit, older_than, same_slot, versioned
+from bot.delivery._surfaces import SurfaceStore
+from bot.delivery._transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
+from bot.kernel import KEPT_SLOTS, PLATFORM_ERRORS, RATE_LIMITED, RETRY_AFTER, OutMessage, watch_queue
+from bot.store import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+#: Slots whose newer state replaces a pending older one (the kept slots).
+COALESCING_SLOTS = KEPT_SLOTS
+#: Idle lanes are forgotten when this many chats have one (then when twice as many as remain).
+LANES_BEFORE_SWEEP = 1000
+#: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
+MAX_PENDING_NOTICES = 20
+_SHOWN_CAP = 50_000
+
+
+@dataclass
+class _Lane:
+    chat_id: str
+    pending: list[Pending] = field(default_factory=list)
+    last_call: float = -1e9
+    worker: asyncio.Task[None] | None = None
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def destination(message: OutMessage) -> str | None:
+    """The chat a view goes to: the user's private chat for a private view, else the table's chat."""
+    return message.user if message.user is not None else message.chat
+
+
+class Delivery:
+    """Sends and edits messages for the core's views, one lane per chat, through one platform's transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        surfaces: SurfaceStore,
+        *,
+        min_interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_attempts: int = 3,
+        on_unreachable: Callable[[OutMessage], Awaitable[None]] | None = None,
+        platform: str = "chat",
+        key_platform: str = "",
+    ) -> None:
+        """Call the platform through ``transport``; ``surfaces`` remembers which message shows what.
+
+        ``on_unreachable`` hears of a private view that could not be delivered, to tell the table.
+        """
+        self.transport = transport
+        self.platform = platform
+        """The platform's name in metrics (``telegram``, ``discord``)."""
+        self.key_platform = key_platform
+        """The platform part of the chat keys it delivers to (``tg``, ``dc``): its outbox's name."""
+        watch_queue(self)
+        self.on_unreachable = on_unreachable
+        self.surfaces = surfaces
+        self.min_interval = min_interval
+        self.clock = clock
+        self.max_attempts = max_attempts
+        self._lanes: dict[str, _Lane] = {}
+        self._evict_at = LANES_BEFORE_SWEEP
+        # The newest view queued for each kept slot: what the slot must end up showing.
+        self._latest: dict[tuple[str, str, str], OutMessage] = {}
+        self.stats: dict[str, int] = {
+            "send": 0,
+            "edit": 0,
+            "skipped": 0,
+            "not_modified": 0,
+            "retry_after": 0,
+            "blocked": 0,
+            "stripped": 0,
+            "deleted": 0,
+            "duplicates": 0,
+            "dropped": 0,
+            "superseded": 0,
+            "reshown": 0,
+            "left": 0,
+        }
+        self._counted = CountingTransport(transport)
+        self.drawer = Drawer(self._counted, surfaces, self.stats, self._later)
+        self._timers: set[asyncio.TimerHandle] = set()
+        """Draws each view on its slot's message (and remembers what it drew)."""
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``chat`` is on this delivery's platform."""
+        return self.transport.owns(chat)
+
+    def deliver(self, messages: Sequence[OutMessage]) -> None:
+        """Queue views for delivery (returns at once; the lanes' workers send them)."""
+        for message in messages:
+            chat_id = destination(message)
+            if chat_id is None or not self.transport.owns(chat_id):
+                continue
+            lane = self._lane(chat_id)
+            if message.kept:
+                self._note_latest(chat_id, message)
+            self._enqueue(lane, message)
+            self._wake(lane)
+
+    def _note_latest(self, chat_id: str, message: OutMessage) -> None:
+        """Remember ``message`` as the newest view queued for its slot, unless a newer one was (a late
+        redraw, loaded before the last write)."""
+        key = (chat_id, message.table, message.slot)
+        if not older_than(message, self._latest.get(key, message)):
+            if len(self._latest) >= _SHOWN_CAP:
+                self._latest.clear()
+            self._latest[key] = message
+
+    async def showing(self, message: OutMessage) -> str | None:
+        """The id of the message that shows ``message``'s slot now (``None``: none, or not a kept slot)."""
+        chat_id = destination(message)
+        if chat_id is None:
+            return None
+        try:
+            return await self.drawer.known(chat_id, message)
+        except StoreUnavailable:
+            return None
+
+    def hold(self, message: OutMessage) -> None:
+        """The adapter is about to show ``message`` itself, on the message showing its slot (an
+        interaction's update): it becomes the slot's newest state, and an older one still pending is not
+        sent over it. Follow with :meth:`shown_by_adapter` once shown, or :meth:`deliver` if that failed."""
+        chat_id = destination(message)
+        if chat_id is None or not self.transport.owns(chat_id):
+            return
+        self._note_latest(chat_id, message)
+        for pending in self._lane(chat_id).pending:
+            if pending.sends and same_slot(pending.message, message):
+                pending.take(message)
+
+    def shown_by_adapter(self, message: OutMessage) -> None:
+        """The adapter made the slot's message show ``message`` itself (an interaction's update).
+
+        If a newer view of that slot was queued meanwhile — or even sent, then overwritten by this older
+        one — the newest is sent again, whatever the cache says; otherwise nothing more is sent for it.
+        """
+        chat_id = destination(message)
+        if chat_id is None or not self.transport.owns(chat_id):
+            return
+        key = (chat_id, message.table, message.slot)
+        content = (message.text, message.buttons)
+        lane = self._lane(chat_id)
+        latest = self._latest.get(key)
+        if latest is None or (latest.text, latest.buttons) == content:
+            self.drawer.remember(key, content, message.version)
+            if message.version > 0:
+                # Another worker may hold a newer view of this slot: the lane checks, with no call to pay.
+                lane.pending.insert(0, Pending(message, check=True))
+                self._wake(lane)
+            return
+        self.drawer.forget(key)
+        if not any(p.sends and same_slot(p.message, message) for p in lane.pending):
+            lane.pending.append(Pending(as_edit(latest), force=True))
+        else:
+            for pending in lane.pending:
+                if pending.sends and same_slot(pending.message, message):
+                    pending.force = True
+        self._wake(lane)
+
+    async def adopt(self, message: OutMessage, message_id: str) -> None:
+        """The adapter posted ``message`` itself, as ``message_id`` (the reply to a slash command).
+
+        The slot's next view edits that message, and the message it supersedes loses its buttons, exactly as
+        if the lane had sent it.
+        """
+        chat_id = destination(message)
+        if chat_id is None or not self.transport.owns(chat_id):
+            return
+        lane = self._lane(chat_id)
+        try:
+            known = await self.drawer.known(chat_id, message)
+            if versioned(message):
+                await self.drawer.offer(chat_id, message)
+            if await self.drawer.record_sent(chat_id, lane.pending, message, message_id, known):
+                await self.drawer.after_call(chat_id, lane.pending, message, message_id)
+        except StoreUnavailable:
+            log.warning("surfaces store unavailable; a reply's message id was not kept")
+        self._wake(lane)
+
+    async def posts_new(self, message: OutMessage) -> bool:
+        """Whether delivering ``message`` would post a new message rather than edit the one showing its slot
+        (so an adapter may post it itself, as a reply, and :meth:`adopt` it)."""
+        chat_id = destination(message)
+        if chat_id is None or message.fresh:
+            return True
+        try:
+            return await self.drawer.known(chat_id, message) is None
+        except StoreUnavailable:
+            return True
+
+    def _lane(self, chat_id: str) -> _Lane:
+        lane = self._lanes.get(chat_id)
+        if lane is None:
+            if len(self._lanes) >= self._evict_at:
+                self._evict_idle()
+            lane = self._lanes[chat_id] = _Lane(chat_id)
+        return lane
+
+    def _evict_idle(self) -> None:
+        """Forget the lanes with nothing to send whose pacing interval is over (a lane costs memory for
+        every chat ever written to otherwise); forgetting them loses nothing."""
+        now = self.clock()
+        for chat_id, lane in list(self._lanes.items()):
+            busy = lane.pending or (lane.worker is not None and not lane.worker.done())
+            if not busy and now - lane.last_call >= self.min_interval:
+                del self._lanes[chat_id]
+        # Sweep again once as many lanes again are open (amortised: no sweep per call).
+        self._evict_at = max(LANES_BEFORE_SWEEP, 2 * len(self._lanes))
+
+    def pending_count(self) -> int:
+        """Views waiting in every lane (the delivery queue depth)."""
+        return sum(len(lane.pending) for lane in self._lanes.values())
+
+    def lane_count(self) -> int:
+        """How many chats have a lane now (memory use; tests)."""
+        return len(self._lanes)
+
+    def _wake(self, lane: _Lane) -> None:
+        if lane.pending and (lane.worker is None or lane.worker.done()):
+            lane.idle.clear()
+            lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{lane.chat_id}")
+
+    def _enqueue(self, lane: _Lane, message: OutMessage) -> None:
+        if message.slot in COALESCING_SLOTS and not message.fresh:
+            for pending in reversed(lane.pending):
+                if pending.sends and same_slot(pending.message, message):
+                    pending.take(message)  # newest state wins
+                    return
+        if message.slot not in COALESCING_SLOTS:
+            # Answers and notices: the same one twice in a queue says nothing more, and a lane holds a
+            # bounded number (a flooded chat gets the first ones, not an ever-growing backlog).
+            if any(p.strip is None and p.message == message for p in lane.pending):
+                self.stats["duplicates"] += 1
+                return
+            if sum(p.message.slot not in COALESCING_SLOTS for p in lane.pending) >= MAX_PENDING_NOTICES:
+                self.stats["dropped"] += 1
+                log.info(
+                    "chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES
+                )
+                return
+        lane.pending.append(Pending(message))
+
+    def _later(self, chat_id: str, item: Pending, delay: float) -> None:
+        """Queue ``item`` again in ``delay`` seconds (unless a newer view of its slot is waiting then)."""
+        loop = asyncio.get_running_loop()
+        self._timers = {t for t in self._timers if t.when() > loop.time()}
+        self._timers.add(loop.call_later(delay, self._requeue, chat_id, item))
+
+    def _requeue(self, chat_id: str, item: Pending) -> None:
+        lane = self._lane(chat_id)
+        if not any(p.sends and same_slot(p.message, item.message) for p in lane.pending):
+            lane.pending.append(item)
+            self._wake(lane)
+
+    async def flush(self, timeout: float = 10.0) -> None:
+        """Wait until every lane is idle (tests and shutdown)."""
+        lanes = [lane for lane in self._lanes.values() if lane.worker is not None and not lane.worker.done()]
+        if lanes:
+            await asyncio.wait_for(asyncio.gather(*(lane.idle.wait() for lane in lanes)), timeout)
+
+    async def close(self) -> None:
+        """Stop every worker (pending views are dropped)."""
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+        for lane in self._lanes.values():
+            if lane.worker is not None:
+                lane.worker.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await lane.worker
+        self._lanes.clear()
+
+    async def _run(self, lane: _Lane) -> None:
+        try:
+            turn: float | None = None  # when the turn this lane waited for began, while no call used it
+            while lane.pending:
+                if not lane.pending[0].check and not self._unused(turn):
+                    await self._pace(lane)
+                    turn = self.clock()
+                item = lane.pending.pop(0)
+                started, calls = self.clock(), self._counted.calls
+                retry = await self._attempt(lane, item)
+                if self._counted.calls != calls:
+                    lane.last_call, turn = started, None
+                if retry is not None:
+                    await asyncio.sleep(retry)
+        finally:
+            lane.idle.set()
+
+    def _unused(self, turn: float | None) -> bool:
+        """Whether a turn the lane waited for, and made no call in (a view skipped, superseded, or left to
+        another worker's post), is still fresh enough for the next call: half an interval at most, so
+        that a call never comes much later than its turn, when other workers' turns may have begun."""
+        return turn is not None and self.clock() - turn <= self.min_interval / 2
+
+    async def _pace(self, lane: _Lane) -> None:
+        """Wait for the lane's turn to call: this worker's interval since its last call to the chat, then a
+        turn booked in the store, which every worker writing to the chat shares."""
+        if self.min_interval <= 0:
+            return
+        wait = lane.last_call + self.min_interval - self.clock()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        try:
+            wait = await self.surfaces.pace(lane.chat_id, self.min_interval)
+        except StoreUnavailable:
+            return  # this worker's own pacing, above, still holds
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def _attempt(self, lane: _Lane, item: Pending) -> float | None:
+        """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
+        if item.strip is not None:
+            return await self._attempt_strip(lane, item)
+        message = item.message
+        try:
+            if item.check:
+                await self.drawer.check_shown(lane.chat_id, lane.pending, message)
+                return None
+            await self.drawer.draw(lane.chat_id, lane.pending, item)
+        except RateLimited as exc:
+            self.stats["retry_after"] += 1
+            RATE_LIMITED.labels(self.platform).inc()
+            RETRY_AFTER.labels(self.platform).inc(exc.retry_after)
+            item.attempts += 1
+            newer = any(p.sends and same_slot(p.message, message) for p in lane.pending)
+            # Put it back unless a newer state of the same slot is already waiting (latest state wins).
+            coalescing = message.slot in COALESCING_SLOTS
+            if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
+                lane.pending.insert(0, item)
+            return exc.retry_after
+        except Unreachable:
+            self.stats["blocked"] += 1
+            PLATFORM_ERRORS.labels(self.platform, "unreachable").inc()
+            if message.user is not None:
+                lane.pending = [p for p in lane.pending if p.message.user is None]
+                with contextlib.suppress(StoreUnavailable):
+                    await self.surfaces.set_reachable(lane.chat_id, False)
+                if self.on_unreachable is not None:
+                    try:
+                        await self.on_unreachable(message)
+                    except Exception:  # a notice must never break the lane
+                        log.exception("could not tell the table about an unreachable player")
+            log.info("chat %s cannot be written to", lane.chat_id, extra={"chat": lane.chat_id})
+        except StoreUnavailable:
+            log.warning("surfaces store unavailable; a view was not delivered")
+        except DeliveryError as exc:
+            PLATFORM_ERRORS.labels(self.platform, type(exc).__name__.lower()).inc()
+            log.warning(
+                "the platform refused a view for chat %s: %s", lane.chat_id, exc, extra={"chat": lane.chat_id}
+            )
+        return None
+
+    async def _attempt_strip(self, lane: _Lane, item: Pending) -> float | None:
+        """Remove the buttons of a superseded message (delete a second copy); on a rate limit, put it back
+        (a bounded number of times) and return the wait."""
+        try:
+            await self.drawer.strip(lane.chat_id, item)
+        except RateLimited as exc:
+            self.stats["retry_after"] += 1
+            item.attempts += 1
+            if item.attempts < self.max_attempts:
+                lane.pending.insert(0, item)
+            return exc.retry_after
+        return None

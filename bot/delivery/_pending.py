@@ -1,0 +1,75 @@
+"""One call a delivery lane will make (:class:`Pending`), and how views of one slot compare: the same
+message (:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`).
+
+The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bot.kernel import OutMessage
+
+
+@dataclass
+class Pending:
+    """One call a lane will make: a view to draw, buttons to remove, or a check."""
+
+    message: OutMessage
+    attempts: int = 0
+    strip: str | None = None
+    """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
+    force: bool = False
+    """Send even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
+    check: bool = False
+    """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
+    reshow: bool = False
+    """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
+    recheck: bool = False
+    """Left to another worker's post of its epoch's message: drawn only if that message still does not
+    exist once the worker's claim ran out (it died posting); else that worker drew the newest."""
+    duplicate: bool = False
+    """The ``strip`` message is a second copy of its epoch's message (two workers posted it at once):
+    delete it (remove its buttons if it cannot be deleted)."""
+
+    @property
+    def sends(self) -> bool:
+        """A view to send (not a strip, not a check): a newer view of its slot may take its place."""
+        return self.strip is None and not self.check
+
+    def take(self, newer: OutMessage) -> None:
+        """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
+        for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
+        new message" if this one asked for it to post its epoch's message again (``/newgame`` during a
+        game). A view that began its epoch needs no keeping: its epoch's message is posted if no view of
+        the epoch posted it yet, and edited if one did (posting it again would show the hand twice).
+
+        An older view does not take the place of a newer one: a redraw loaded before the last write (a
+        refused press) may reach the lane after that write's views."""
+        if older_than(newer, self.message):
+            return
+        if self.message.again and not newer.again:
+            newer = replace(newer, fresh=True, again=True)
+        self.message = newer
+        self.reshow = False
+
+
+def same_slot(a: OutMessage, b: OutMessage) -> bool:
+    """Views of one message: the same slot, and the same epoch (a new hand's view never takes the place of
+    the last hand's final one, which its own message must still show)."""
+    return a.slot == b.slot and a.table == b.table and a.since == b.since
+
+
+def as_edit(message: OutMessage) -> OutMessage:
+    """The view as an edit of its slot's message (neither a new message nor one posted again)."""
+    return replace(message, fresh=False, again=False)
+
+
+def older_than(a: OutMessage, b: OutMessage) -> bool:
+    """Whether view ``a`` shows an older table version than ``b`` (both knowing theirs)."""
+    return versioned(a) and versioned(b) and a.version < b.version
+
+
+def versioned(message: OutMessage) -> bool:
+    """A view of a kept slot that knows its table version (views of table commands do)."""
+    return message.version > 0 and message.kept

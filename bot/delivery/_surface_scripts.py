@@ -1,0 +1,115 @@
+"""The Lua scripts of :class:`bot.delivery._surfaces.RedisSurfaces`: each step on a table's surfaces is one
+script on one key (the table's hash; the chat's pacing key), so that workers deciding at once see one order,
+on a single server or a cluster.
+
+The fields of a slot ``f`` (``{chat}:{slot}``) in the table's hash: ``f`` the message showing the slot and
+``f:p`` its epoch; ``f:e`` the newest epoch offered and ``f:e0`` the one before (the only two kept); for an
+epoch ``e``, ``f@e:v`` its newest version offered, ``f@e:view`` that view, ``f@e:h`` its digest, ``f@e:m``
+the epoch's message and ``f@e:post`` the worker posting it (``{token}:{ms}``, on Redis's clock) until it is
+recorded.
+"""
+
+from __future__ import annotations
+
+#: How long a worker's claim to post an epoch's message holds (seconds), at most: until then other workers
+#: leave their views of the epoch to it (it shows the newest offered once it posted) rather than post a second
+#: copy. Past it (a worker that died posting, or a call held that long by a rate limiter) the next one posts.
+POST_CLAIM = 5.0
+
+# KEYS[1] the table's hash; ARGV: f, version, view, ttl, digest ('' for none), epoch, the worker's token if
+# it posts the epoch's message when there is none ('' if it will not), the claim's length in ms. Returns 1 if
+# taken, 0 if not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the
+# same; the version offered before for the epoch, its message (false: none), the newest epoch, and the
+# claim to post the epoch's message, if it has none: 1 this worker's (now), 2 another's, 0 none asked; and
+# the ms another worker's claim still holds.
+OFFER = """
+local f, e = ARGV[1], tonumber(ARGV[6])
+local newest = tonumber(redis.call('HGET', KEYS[1], f .. ':e') or '-1')
+local older = tonumber(redis.call('HGET', KEYS[1], f .. ':e0') or '-1')
+if e > newest then
+  if older >= 0 then
+    local g0 = f .. '@' .. older
+    redis.call('HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m', g0 .. ':post')
+  end
+  redis.call('HSET', KEYS[1], f .. ':e', e, f .. ':e0', newest)
+  newest = e
+elseif e ~= newest and e ~= older then
+  return {0, 0, false, newest, 0, 0}
+end
+local g = f .. '@' .. e
+local previous = tonumber(redis.call('HGET', KEYS[1], g .. ':v') or '0')
+local mine = redis.call('HGET', KEYS[1], g .. ':m')
+local function claim()
+  if mine or ARGV[7] == '' or e ~= newest then return 0, 0 end
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local held = redis.call('HGET', KEYS[1], g .. ':post')
+  if held then
+    local holder, since = string.match(held, '^(.*):(%d+)$')
+    local left = holder and tonumber(ARGV[8]) - (now - tonumber(since)) or 0
+    if holder ~= ARGV[7] and left > 0 then return 2, left end
+  end
+  redis.call('HSET', KEYS[1], g .. ':post', ARGV[7] .. ':' .. now)
+  return 1, 0
+end
+if tonumber(ARGV[2]) < previous then
+  local status, left = claim()
+  return {0, previous, mine, newest, status, left}
+end
+if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
+  return {2, previous, mine, newest, 0, 0}
+end
+redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+local status, left = claim()
+return {1, previous, mine, newest, status, left}
+"""
+
+# KEYS[1] the table's hash; ARGV: f, message id, epoch (-1: no epoch, just the slot's message), ttl, the
+# message it replaces ('' for none). Returns 1 if taken (else 0) and the message replaced: the slot's, or for
+# an epoch older than the slot's message, that epoch's (else the message that was recorded first).
+RECORD = """
+local f, e = ARGV[1], tonumber(ARGV[3])
+local current = redis.call('HGET', KEYS[1], f)
+if e < 0 then
+  redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', 0)
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+  return {1, current}
+end
+local g = f .. '@' .. e
+local mine = redis.call('HGET', KEYS[1], g .. ':m')
+if mine and mine ~= ARGV[5] then return {0, mine} end
+redis.call('HSET', KEYS[1], g .. ':m', ARGV[2])
+redis.call('HDEL', KEYS[1], g .. ':post')
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+if e >= tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0') then
+  redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', e)
+  return {1, current}
+end
+return {1, mine}
+"""
+
+# KEYS[1] the chat's pacing key; ARGV[1] the interval in ms. Returns the wait in ms (Redis's clock, so every
+# worker books on one clock).
+PACE = """
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local at = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local interval = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], at + interval, 'PX', at + interval - now + 1000)
+return at - now
+"""
+
+# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the worker's token. Renews the worker's claim to
+# post the epoch's message (its call is still on its way: a rate limiter holds it); 1 if renewed, 0 if the
+# claim is gone (another worker's now, or the message recorded).
+RENEW = """
+local g = ARGV[1]
+if redis.call('HGET', KEYS[1], g .. ':m') then return 0 end
+local held = redis.call('HGET', KEYS[1], g .. ':post')
+if not held or string.match(held, '^(.*):%d+$') ~= ARGV[2] then return 0 end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('HSET', KEYS[1], g .. ':post', ARGV[2] .. ':' .. now)
+return 1
+"""

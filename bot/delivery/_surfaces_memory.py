@@ -1,0 +1,154 @@
+"""Surfaces in memory, for tests and the bench: the same rules as the Redis scripts of
+:class:`bot.delivery._surfaces.RedisSurfaces` (:mod:`bot.delivery._surface_scripts`), on one process's
+dicts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.delivery import _surface_scripts as scripts
+from bot.delivery._surfaces import Newest, Offer, Recorded
+
+
+@dataclass
+class _Epoch:
+    version: int = 0
+    view: str | None = None
+    digest: str = ""
+    message_id: str | None = None
+    poster: str = ""
+    claimed: float = 0.0
+
+
+@dataclass
+class _Slot:
+    message_id: str | None = None
+    posted: int = 0
+    newest: int = -1
+    older: int = -1
+    epochs: dict[int, _Epoch] = field(default_factory=dict)
+
+
+class MemorySurfaces:
+    """In-process surfaces, for tests (the same rules as the Redis scripts)."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, *, post_claim: float = scripts.POST_CLAIM
+    ) -> None:
+        """Empty; ``clock`` paces the chats and times claims to post, which hold ``post_claim`` s."""
+        self.post_claim = post_claim
+        self.slots: dict[tuple[str, str, str], _Slot] = {}
+        self.users: set[str] = set()
+        self.clock = clock
+        self._next_call: dict[str, float] = {}
+
+    def _slot(self, table: str, chat: str, slot: str) -> _Slot:
+        return self.slots.setdefault((table, chat, slot), _Slot())
+
+    async def get(self, table: str, chat: str, slot: str) -> str | None:
+        """The message showing a slot."""
+        return self._slot(table, chat, slot).message_id
+
+    async def set(self, table: str, chat: str, slot: str, message_id: str) -> None:
+        """Remember the message showing a slot."""
+        state = self._slot(table, chat, slot)
+        state.message_id, state.posted = message_id, 0
+
+    async def forget(self, table: str, chat: str, slot: str, since: int | None = None) -> None:
+        """Forget a deleted message."""
+        state = self._slot(table, chat, slot)
+        state.message_id, state.posted = None, 0
+        if since is not None and since in state.epochs:
+            state.epochs[since].message_id = None
+
+    async def offer(
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        version: int,
+        view: str,
+        *,
+        since: int,
+        digest: str = "",
+        poster: str = "",
+    ) -> Offer:
+        """The view becomes its epoch's newest unless a newer one (or the same view) is there."""
+        state = self._slot(table, chat, slot)
+        if since > state.newest:
+            state.epochs.pop(state.older, None)
+            state.older, state.newest = state.newest, since
+        elif since not in (state.newest, state.older):
+            return Offer(False, 0, None, state.newest)
+        epoch = state.epochs.setdefault(since, _Epoch())
+        if version < epoch.version:
+            claim = self._claim(epoch, poster, since == state.newest)
+            return Offer(False, epoch.version, epoch.message_id, state.newest, False, *claim)
+        if digest and digest == epoch.digest:
+            return Offer(False, epoch.version, epoch.message_id, state.newest, same=True)
+        previous = epoch.version
+        epoch.version, epoch.view, epoch.digest = version, view, digest
+        claim = self._claim(epoch, poster, since == state.newest)
+        return Offer(True, previous, epoch.message_id, state.newest, False, *claim)
+
+    def _claim(self, epoch: _Epoch, poster: str, newest: bool) -> tuple[bool, float]:
+        """(claimed by ``poster`` now, how long another worker's claim still holds), for the newest epoch's
+        message if it has none."""
+        if epoch.message_id is not None or not poster or not newest:
+            return False, 0.0
+        now = self.clock()
+        left = self.post_claim - (now - epoch.claimed)
+        if epoch.poster and epoch.poster != poster and left > 0:
+            return False, left
+        epoch.poster, epoch.claimed = poster, now
+        return True, 0.0
+
+    async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
+        """Renew the claim if it is still ``poster``'s and the epoch has no message."""
+        epoch = self._slot(table, chat, slot).epochs.get(since)
+        if epoch is None or epoch.message_id is not None or epoch.poster != poster:
+            return False
+        epoch.claimed = self.clock()
+        return True
+
+    async def record(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
+    ) -> Recorded:
+        """The message is its epoch's unless another was recorded first."""
+        state = self._slot(table, chat, slot)
+        epoch = state.epochs.setdefault(since, _Epoch())
+        if epoch.message_id is not None and epoch.message_id != replacing:
+            return Recorded(False, epoch.message_id)
+        mine, epoch.message_id, epoch.poster = epoch.message_id, message_id, ""
+        if since < state.posted:
+            return Recorded(True, mine)
+        current, state.message_id, state.posted = state.message_id, message_id, since
+        return Recorded(True, current)
+
+    async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
+        """The epoch's newest view and message, and the newest epoch."""
+        state = self._slot(table, chat, slot)
+        epoch = state.epochs.get(since, _Epoch())
+        return Newest(epoch.version, epoch.view, epoch.message_id, max(state.newest, 0))
+
+    async def pace(self, chat: str, interval: float) -> float:
+        """Book the chat's next call."""
+        now = self.clock()
+        at = max(self._next_call.get(chat, now), now)
+        self._next_call[chat] = at + interval
+        if len(self._next_call) > 50_000:
+            self._next_call = {c: t for c, t in self._next_call.items() if t > now}
+        return at - now
+
+    async def reachable(self, user: str) -> bool:
+        """Whether the user can be written to privately."""
+        return user in self.users
+
+    async def set_reachable(self, user: str, value: bool) -> None:
+        """Record whether the user can be written to privately."""
+        if value:
+            self.users.add(user)
+        else:
+            self.users.discard(user)

@@ -1,0 +1,101 @@
+"""What a chat platform's calls look like to the core: the :class:`Transport` protocol an adapter
+implements (send — a text, or a file —, edit, clear the buttons, delete) and the typed failures it raises,
+which :class:`bot.delivery._lanes.Delivery` acts on:
+``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
+newest state; ``Unreachable`` marks a user who cannot be written to; ``Refused`` is logged and the view
+dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bot.kernel import OutMessage
+
+
+class DeliveryError(Exception):
+    """The platform did not take a call."""
+
+
+class NotModified(DeliveryError):
+    """An edit that would change nothing: the message already shows it (a success)."""
+
+
+class MessageGone(DeliveryError):
+    """The message to edit no longer exists or can no longer be edited: post the view again."""
+
+
+class Unreachable(DeliveryError):
+    """The chat cannot be written to (a user who blocked the bot, or never opened it; closed DMs)."""
+
+
+class RateLimited(DeliveryError):
+    """The platform asks to wait ``retry_after`` seconds before the next call."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+class Refused(DeliveryError):
+    """Any other refusal (a bad request): the view is dropped and the reason logged."""
+
+
+class Transport(Protocol):
+    """One platform's calls, on the core's chat keys (``tg:-100123``) and string message ids."""
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``chat`` is a key of this platform (views for other platforms are not for it)."""
+        ...
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Post a new message showing ``message``; its id. A view with a :attr:`~OutMessage.document` is
+        posted as that file (Telegram ``sendDocument``, a Discord attachment), its text the caption."""
+        ...
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Make message ``message_id`` show ``message`` (text and buttons)."""
+        ...
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Remove the buttons of a message (its text stays)."""
+        ...
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Delete a message the bot posted (a second copy of one, posted by two workers at once);
+        ``MessageGone`` if it is gone already, ``Refused`` if it cannot be deleted."""
+        ...
+
+
+class CountingTransport:
+    """A transport that counts the calls it passes on: a lane asks whether an attempt used its turn (a view
+    skipped, superseded or left to another worker's post makes no call: the next one takes the turn)."""
+
+    def __init__(self, inner: Transport) -> None:
+        """Pass every call on to ``inner``."""
+        self.inner = inner
+        self.calls = 0
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``inner`` writes to ``chat``."""
+        return self.inner.owns(chat)
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Count, then post."""
+        self.calls += 1
+        return await self.inner.send(chat, message)
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Count, then edit."""
+        self.calls += 1
+        await self.inner.edit(chat, message_id, message)
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Count, then remove the buttons."""
+        self.calls += 1
+        await self.inner.clear_buttons(chat, message_id)
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Count, then delete."""
+        self.calls += 1
+        await self.inner.delete(chat, message_id)

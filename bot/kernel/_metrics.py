@@ -1,0 +1,100 @@
+"""What a host watches: Prometheus metrics of the bot core and its deliveries (``/metrics``, see
+:mod:`bot.ops._health`).
+
+Every metric lives in prometheus-client's default registry, beside its process metrics (memory, CPU, open
+files). Names start with ``mus_``:
+
+- ``mus_commands_total{command, outcome}`` and ``mus_presses_total{action, outcome}`` — outcome ``ok``,
+  ``refused`` (a clear answer, nothing changed) or ``failed`` (the store was down);
+- ``mus_handling_seconds{kind}`` — how long the core took for a command or a press (``kind``: command, press);
+- ``mus_deadline_lag_seconds`` — how late a deadline fired (machine moves, deals, timeouts);
+- ``mus_tables_live`` — tables stored and not finished (counted by the deadline sweep, every minute);
+- ``mus_delivery_queue_depth`` — views waiting in every delivery lane of this process;
+- ``mus_platform_errors_total{platform, kind}``, ``mus_rate_limited_total{platform}`` and
+  ``mus_retry_after_seconds_total{platform}`` — what the chat platforms refused, and the waits they asked for;
+- ``mus_store_errors_total`` — Redis calls that failed (unreachable, timed out).
+
+Labels are bounded: command and action names, never a chat, user or table id.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+from prometheus_client import Counter, Gauge, Histogram
+
+from bot.kernel._views import Outcome
+
+COMMANDS = Counter("mus_commands_total", "Commands handled, by command and outcome", ["command", "outcome"])
+PRESSES = Counter("mus_presses_total", "Button presses handled, by action and outcome", ["action", "outcome"])
+HANDLING = Histogram(
+    "mus_handling_seconds",
+    "Time the core took to handle a command or a press",
+    ["kind"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+)
+DEADLINE_LAG = Histogram(
+    "mus_deadline_lag_seconds",
+    "How late deadlines fired after their due time",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0),
+)
+TABLES_LIVE = Gauge("mus_tables_live", "Tables stored and not finished (counted by the deadline sweep)")
+QUEUE_DEPTH = Gauge("mus_delivery_queue_depth", "Views waiting in the delivery lanes of this process")
+PLATFORM_ERRORS = Counter(
+    "mus_platform_errors_total", "Calls a chat platform refused, by kind", ["platform", "kind"]
+)
+RATE_LIMITED = Counter("mus_rate_limited_total", "Rate limits a platform answered", ["platform"])
+RETRY_AFTER = Counter("mus_retry_after_seconds_total", "Seconds of waiting platforms asked for", ["platform"])
+STORE_ERRORS = Counter("mus_store_errors_total", "Redis calls that failed (unreachable, timed out)")
+
+
+class _Queued(Protocol):
+    def pending_count(self) -> int: ...
+
+
+_deliveries: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def watch_queue(delivery: _Queued) -> None:
+    """Count ``delivery``'s pending views in ``mus_delivery_queue_depth`` while it lives."""
+    _deliveries.add(delivery)
+
+
+QUEUE_DEPTH.set_function(lambda: float(sum(d.pending_count() for d in list(_deliveries))))
+
+
+def outcome_label(outcome: Outcome) -> str:
+    """``ok``, ``refused`` or ``failed``."""
+    if outcome.failed:
+        return "failed"
+    return "ok" if outcome.ok else "refused"
+
+
+_O = TypeVar("_O", bound=Outcome)
+
+
+def measured_command(name: str) -> Callable[[Callable[..., Awaitable[_O]]], Callable[..., Awaitable[_O]]]:
+    """Count and time a service command (``/newgame``…) under ``name``."""
+
+    def wrap(method: Callable[..., Awaitable[_O]]) -> Callable[..., Awaitable[_O]]:
+        @functools.wraps(method)
+        async def measured(*args: Any, **kwargs: Any) -> _O:
+            started = time.perf_counter()
+            outcome = await method(*args, **kwargs)
+            HANDLING.labels("command").observe(time.perf_counter() - started)
+            COMMANDS.labels(name, outcome_label(outcome)).inc()
+            return outcome
+
+        return measured
+
+    return wrap
+
+
+def record_press(action: str, outcome: Outcome, seconds: float) -> None:
+    """Count and time one press (``action``: the kind of button, e.g. ``TurnAction``; ``forged``)."""
+    HANDLING.labels("press").observe(seconds)
+    PRESSES.labels(action, outcome_label(outcome)).inc()

@@ -1,0 +1,111 @@
+"""Views: platform-neutral messages the service returns, for adapters to render.
+
+A view is addressed to the table's chat or to one player privately, has translated text, and rows of
+buttons carrying action tokens. ``slot`` names the logical message it updates (``lobby``, ``table``,
+``hand``…): an adapter edits the last message it sent for that slot, or sends a new one when ``fresh``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+#: Slots whose message is kept and edited in place (one per table and chat); others are always new messages.
+KEPT_SLOTS = frozenset({"lobby", "table", "hand"})
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """A button: its label (translated) and the token it sends back."""
+
+    label: str
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutMessage:
+    """One message to send or edit."""
+
+    slot: str
+    text: str
+    chat: str | None = None
+    """The chat key, for messages to the table's chat."""
+    user: str | None = None
+    """The user key, for private messages."""
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    fresh: bool = False
+    """Post a new message instead of editing the slot's last one."""
+    again: bool = False
+    """A fresh view that posts its slot's message again (``/newgame`` during a game: the table moves to the
+    bottom of the chat), not one that begins a new message (a new hand, new cards): set when it is stamped
+    with its table version. Delivery posts a view that begins only if no view of its epoch posted it yet."""
+    table: str = ""
+    """The table this message belongs to (adapters key message ids by table and slot)."""
+    origin: str | None = None
+    """For a private view asked for in a group (``/rules full``): that group's chat key, where an adapter says
+    so if the player cannot be written to."""
+    markdown: bool = False
+    """The text uses light Markdown (``**bold**`` and ``-`` lists): adapters render it in their idiom
+    (rich-text entities, escaped) or strip the markers; plain text otherwise."""
+    version: int = 0
+    """The table version this view shows (0: not a table state). Workers that deliver views of one slot
+    concurrently keep the newest on screen by it (:class:`bot.delivery._lanes.Delivery`)."""
+    since: int = 0
+    """The table version at which the slot's current message began (a new hand's table, new cards): a view
+    is never drawn over a message posted for an earlier one, whichever worker's call lands first."""
+    document: tuple[str, str] | None = None
+    """A file to send with the view: its name and its (text) content; the view's text is its caption.
+    Always a new message (a platform cannot edit a file into a text message)."""
+
+    @property
+    def private(self) -> bool:
+        """Whether this message goes to one user privately."""
+        return self.user is not None
+
+    @property
+    def kept(self) -> bool:
+        """Whether this view is of a table slot whose message is kept and edited in place."""
+        return bool(self.table) and self.slot in KEPT_SLOTS
+
+    @property
+    def slot_key(self) -> str:
+        """The slot and where it is shown (``table@tg:-100``, ``hand@tg:7``): one kept message each."""
+        return f"{self.slot}@{self.user if self.user is not None else self.chat}"
+
+    def to_json(self) -> str:
+        """The view as JSON (kept in the store, so that another worker can show it again)."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields["buttons"] = [[[b.label, b.token] for b in row] for row in self.buttons]
+        return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, data: str) -> OutMessage:
+        """The view :meth:`to_json` wrote (``ValueError`` if it is not one)."""
+        try:
+            fields = json.loads(data)
+            buttons = tuple(
+                tuple(Button(str(label), str(token)) for label, token in row) for row in fields.pop("buttons")
+            )
+            document = fields.pop("document", None)
+            if document is not None:
+                name, content = document
+                document = (str(name), str(content))
+            return cls(**fields, buttons=buttons, document=document)
+        except (TypeError, KeyError, ValueError) as exc:  # (a JSONDecodeError is a ValueError)
+            raise ValueError(f"not a stored view: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of a command: a short answer to whoever pressed or typed, and the messages to render."""
+
+    answer: str | None = None
+    """Shown to the presser only (a callback answer / an ephemeral reply)."""
+    alert: bool = False
+    """Show the answer as an alert the user must dismiss (e.g. a caught seña)."""
+    messages: tuple[OutMessage, ...] = ()
+    ok: bool = True
+    """Whether the command changed something."""
+    table: str | None = None
+    failed: bool = False
+    """The store (or something unexpected) failed: nothing was written; worth retrying later."""

@@ -1,0 +1,41 @@
+"""Running the bot: settings from the environment, the wiring of stores and service, the deadline loop,
+health checks and the sweep that re-arms lost deadlines.
+
+* :mod:`bot.ops._settings` — :class:`Settings` (pydantic-settings), refused in one line when wrong;
+* :mod:`bot.ops._bootstrap` — :func:`build_app` (Redis or the embedded server → :class:`App`), the
+  production :func:`redis_service` and the process's :class:`DeadlineLoop` (with the outbox of views for
+  other platforms' processes);
+* :mod:`bot.ops._health` — :class:`HealthServer` (``/healthz``, ``/readyz``, ``/metrics``);
+* :mod:`bot.ops._sweep` — :class:`DeadlineSweep`, :class:`OutageLog`.
+
+The top floor: it may import every other package of the bot core; none imports it.
+"""
+
+from bot.ops._bootstrap import App, DeadlineLoop, StartupError, build_app
+from bot.ops._health import HealthServer
+from bot.ops._settings import (
+    Settings,
+    SettingsInvalid,
+    data_dir_problem,
+    env_config,
+    port_number,
+    read_settings,
+    seconds_between,
+    url_with_scheme,
+)
+
+__all__ = [
+    "App",
+    "DeadlineLoop",
+    "HealthServer",
+    "Settings",
+    "SettingsInvalid",
+    "StartupError",
+    "build_app",
+    "data_dir_problem",
+    "env_config",
+    "port_number",
+    "read_settings",
+    "seconds_between",
+    "url_with_scheme",
+]

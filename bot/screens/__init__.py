@@ -1,0 +1,52 @@
+"""What people see: the table, the lobby, the private hand and the story of a hand, drawn as
+platform-neutral views in the table's language.
+
+* :mod:`bot.screens._render` — :class:`Renderer`: the lobby, the table message, showdowns, notices;
+* :mod:`bot.screens._private_view` — a player's private hand and its buttons;
+* :mod:`bot.screens._story` — every word said in a hand, in order;
+* :mod:`bot.screens._labels` — names of cards, lances, señas, seats and teams.
+"""
+
+from bot.screens._labels import (
+    LANCE_NAMES,
+    LEVELS,
+    MACHINE_NAMES,
+    PARES_NAMES,
+    PHASE_NAMES,
+    SENA_NAMES,
+    TARGET_CHOICES,
+    action_label,
+    card_label,
+    cards_label,
+    hand_summary,
+    labelled,
+    seat_name,
+    team_names,
+)
+from bot.screens._private_view import picker_open
+from bot.screens._render import Renderer
+from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stopped_line
+
+__all__ = [
+    "LANCE_NAMES",
+    "LEVELS",
+    "MACHINE_NAMES",
+    "PARES_NAMES",
+    "PHASE_NAMES",
+    "SENA_NAMES",
+    "TARGET_CHOICES",
+    "Renderer",
+    "action_label",
+    "card_label",
+    "cards_label",
+    "count_lines",
+    "hand_summary",
+    "labelled",
+    "lance_lines",
+    "mus_lines",
+    "picker_open",
+    "result_words",
+    "seat_name",
+    "stopped_line",
+    "team_names",
+]

@@ -1,0 +1,146 @@
+"""Names and labels shared by every view: cards, stones, seats, actions, lances, señas.
+
+Every text is an English msgid marked with ``_`` (no-op at import) and translated per reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.i18n import Translator, translator
+from bot.i18n.markers import N_
+from bot.kernel import MACHINE_MARK, TableState, clean_name, isolate
+from engine.actions import Action, ActionKind
+from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
+from engine.evaluation import Lance, ParesKind, evaluate
+from engine.hand_types import Phase
+from engine.match import amarracos
+from engine.senas import Sena
+
+_ = N_
+
+_RANK_LABEL = {1: "A", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 10: "S", 11: "C", 12: "R"}
+
+LANCE_NAMES: dict[Lance, str] = {
+    Lance.GRANDE: _("GRANDE"),
+    Lance.CHICA: _("CHICA"),
+    Lance.PARES: _("PARES"),
+    Lance.JUEGO: _("JUEGO"),
+    Lance.PUNTO: _("PUNTO"),
+}
+PHASE_NAMES: dict[Phase, str] = {
+    Phase.MUS: _("MUS"),
+    Phase.DISCARD: _("DISCARDS"),
+    Phase.COUNT: _("COUNT"),
+    Phase.OVER: _("SHOWDOWN"),
+}
+SENA_NAMES: dict[Sena, str] = {
+    Sena.DOS_REYES: _("two kings"),
+    Sena.TRES_REYES: _("three kings"),
+    Sena.DOS_ASES: _("two aces"),
+    Sena.TRES_ASES: _("three aces"),
+    Sena.MEDIAS: _("medias"),
+    Sena.DUPLES: _("duples"),
+    Sena.TREINTA_Y_UNA: _("31"),
+    Sena.CIEGO: _("ciego (nothing)"),
+}
+PARES_NAMES: dict[ParesKind, str] = {
+    ParesKind.NONE: _("no pares"),
+    ParesKind.PAR: _("par"),
+    ParesKind.MEDIAS: _("medias"),
+    ParesKind.DUPLES: _("duples"),
+}
+MACHINE_NAMES = ("Txema", "Maite", "Iker", "Nerea")
+#: Quick amounts offered on the table; "more…" opens a private picker with every legal amount.
+QUICK_AMOUNTS = (2, 5, 10)
+TARGET_CHOICES = (40, 30, 20)
+#: Machine levels a table may choose (engine.ai players of those names).
+LEVELS = ("normal", "hard", "easy")
+LEVEL_NAMES: dict[str, str] = {
+    "easy": _("Machines: easy"),
+    "normal": _("Machines: normal"),
+    "hard": _("Machines: hard"),
+}
+
+
+def card_label(card: Card) -> str:
+    """A card as players read it everywhere: rank first (R, C, S, 7…A; 3 and 2 shown), then a suit symbol."""
+    return f"{_RANK_LABEL[printed_rank(card)]}{SUIT_SYMBOLS[suit_of(card)]}"
+
+
+def cards_label(cards: Sequence[Card]) -> str:
+    """Several cards, separated by spaces."""
+    return " ".join(card_label(c) for c in cards)
+
+
+def stones_label(t: Translator, stones: int) -> str:
+    """Stones as amarracos and loose stones: ``2 amarracos 3 stones (13)``."""
+    a, p = amarracos(stones)
+    parts = []
+    if a:
+        parts.append(t.nformat("{n} amarraco", "{n} amarracos", a))
+    if p or not a:
+        parts.append(t.nformat("{n} stone", "{n} stones", p))
+    return f"{' '.join(parts)} ({stones})"
+
+
+def seat_name(table: TableState, seat: int) -> str:
+    """The display name of a seat (machines get a 🤖 and a Basque name)."""
+    s = table.seats[seat]
+    if s.machine:
+        return f"{MACHINE_MARK} {MACHINE_NAMES[seat]}"
+    return isolate(clean_name(s.name))  # (cleaned again: a table stored before names were cleaned)
+
+
+def action_label(t: Translator, action: Action | ActionKind, amount: int = 0, total: int = 0) -> str:
+    """A player's action in words: ``paso``, ``envido 2``, ``5 more → 12``, ``no quiero``, ``órdago``…
+
+    ``total`` is the bet a raise makes (shown after the step, as players announce it).
+    """
+    kind = action.kind if isinstance(action, Action) else action
+    amount = action.amount if isinstance(action, Action) else amount
+    if kind is ActionKind.SUBE and total:
+        return t.format(N_("{n} more → {total}"), n=amount, total=total)
+    if kind is ActionKind.MUS:
+        return t.gettext(_("mus"))
+    if kind is ActionKind.NO_MUS:
+        return t.gettext(_("no hay mus"))
+    if kind is ActionKind.PASO:
+        return t.gettext(_("paso"))
+    if kind is ActionKind.ENVIDO:
+        return t.format(N_("envido {n}"), n=amount)
+    if kind is ActionKind.SUBE:
+        return t.format(N_("{n} more"), n=amount)
+    if kind is ActionKind.QUIERO:
+        return t.gettext(_("quiero"))
+    if kind is ActionKind.NO_QUIERO:
+        return t.gettext(_("no quiero"))
+    if kind is ActionKind.ORDAGO:
+        return t.gettext(_("órdago"))
+    return t.gettext(_("discard"))
+
+
+# Translators: a label and what it says, e.g. "Ane: envido 2", "GRANDE: en paso" (French: "{label} : {text}").
+LABELLED = _("{label}: {text}")
+
+
+def labelled(t: Translator, label: str, text: str) -> str:
+    """``Ane: envido 2``: a label and its text, with the language's own colon (French: a no-break space)."""
+    return t.format(LABELLED, label=label, text=text)
+
+
+def team_names(table: TableState, team: int) -> str:
+    """``Ane y Brais``: the two names of a team."""
+    t = translator(table.lang)
+    return t.format(N_("{a} and {b}"), a=seat_name(table, team), b=seat_name(table, team + 2))
+
+
+def hand_summary(t: Translator, cards: Sequence[Card]) -> str:
+    """``duples · juego 31`` / ``no pares · punto 27``: what four cards hold, in the reader's words."""
+    ev = evaluate(cards)
+    parts = [t.gettext(PARES_NAMES[ev.pares_kind])]
+    if ev.has_juego:
+        parts.append(t.format(N_("juego {n}"), n=ev.total))
+    else:
+        parts.append(t.format(N_("punto {n}"), n=ev.total))
+    return " · ".join(parts)

@@ -1,0 +1,174 @@
+"""A player's private hand: their cards, what they hold, the discard picks, the amount picker, señas.
+
+Only the seat's own cards appear here (and the señas its partner made or it caught); it is addressed to that
+player alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.i18n import Translator, translator
+from bot.i18n.markers import N_
+from bot.kernel import (
+    Button,
+    OutMessage,
+    TableState,
+    TableStatus,
+    action_code,
+    hand_stamp,
+    make_token,
+    pick_code,
+    sena_stamp,
+    turn_stamp,
+)
+from bot.screens._labels import SENA_NAMES, card_label, cards_label, hand_summary, seat_name
+from engine.actions import ActionKind
+from engine.cards import Card, card_name
+from engine.hand import Hand
+from engine.hand_types import Phase
+from engine.match import Match
+from engine.senas import true_senas
+
+_ = N_
+
+
+def _cards_lines(t: Translator, cards: Sequence[Card]) -> list[str]:
+    """``Your cards: R🪙 R🍷 C🪙 S🪙`` and ``→ par · juego 40`` (or that new cards are on their way)."""
+    if len(cards) == 4:
+        return [t.format(N_("Your cards: {cards}"), cards=cards_label(cards)), "→ " + hand_summary(t, cards)]
+    return [t.format(N_("Your cards: {cards} (waiting for new cards)"), cards=cards_label(cards))]
+
+
+def picker_open(table: TableState, hand: Hand, seat: int) -> bool:
+    """Whether ``seat`` is on turn and asked for "More…" on this very turn (its amounts are showing)."""
+    return hand.turn == seat and table.seats[seat].picker == turn_stamp(table.hand_no, len(hand.log))
+
+
+class PrivateView:
+    """Builds a seat's private views of one table at one moment."""
+
+    def __init__(self, table: TableState, match: Match | None) -> None:
+        """The views of ``table`` whose live match is ``match``."""
+        self.table = table
+        self.match = match
+
+    def private_hand(self, seat: int, *, fresh: bool = False) -> OutMessage | None:
+        """A player's own cards, with discard, bet-amount and seña buttons; ``None`` for machine seats."""
+        table = self.table
+        s = table.seats[seat]
+        if s.user is None or self.match is None or self.match.hand is None:
+            return None
+        t = translator(s.lang)
+        hand = self.match.hand
+        view = self.match.view_for(seat)
+        lines = [t.format(N_("Game at {chat}, hand {n}"), chat=table.chat_title or "Mus", n=table.hand_no)]
+        lines.extend(_cards_lines(t, view.cards))
+        partner = view.partner
+        for sena in view.partner_senas():
+            lines.append(
+                t.format(
+                    N_("Your partner {name} made you a seña: {sena}"),
+                    name=seat_name(table, partner),
+                    sena=t.gettext(SENA_NAMES[sena]),
+                )
+            )
+        for sv in view.senas:
+            if sv.seat % 2 != seat % 2 and sv.sena is not None:
+                lines.append(
+                    t.format(
+                        N_("You caught {name}'s seña: {sena}"),
+                        name=seat_name(table, sv.seat),
+                        sena=t.gettext(SENA_NAMES[sv.sena]),
+                    )
+                )
+        if table.status is TableStatus.CANCELLED:
+            lines.append(t.gettext(_("This table was cancelled.")))
+            return self._private(seat, lines, (), fresh)
+        if hand.over:
+            lines.append(t.gettext(_("Hand over.")))
+            return self._private(seat, lines, (), fresh)
+        rows: list[tuple[Button, ...]] = []
+        stamp = hand_stamp(table.hand_no)
+        if (
+            view.phase is Phase.DISCARD
+            and len(view.cards) == 4
+            and not self._discarded_this_round(hand, seat)
+        ):
+            picked = set(s.discard_pick)
+            lines.append(t.gettext(_("Choose the cards to discard, then confirm.")))
+            if s.discard_ready:
+                lines.append(t.gettext(_("Discard confirmed: waiting for your turn.")))
+            rows.append(
+                tuple(
+                    Button(
+                        ("✓ " if card_name(c) in picked else "") + card_label(c),
+                        make_token(table.id, stamp, pick_code(c)),
+                    )
+                    for c in view.cards
+                )
+            )
+            if picked:
+                rows.append(
+                    (
+                        Button(
+                            t.nformat("Discard {n} card", "Discard {n} cards", len(picked)),
+                            make_token(table.id, stamp, "discard"),
+                        ),
+                    )
+                )
+        rows.extend(self._picker(seat, t, hand))
+        if view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4:
+            options = true_senas(view.cards)
+            if options:
+                sstamp = sena_stamp(table.hand_no, hand.senas_made(seat))
+                rows.append(
+                    tuple(
+                        Button(
+                            t.format(N_("Seña: {sena}"), sena=t.gettext(SENA_NAMES[o])),
+                            make_token(table.id, sstamp, f"sena_{o.value}"),
+                        )
+                        for o in options[:3]
+                    )
+                )
+        return self._private(seat, lines, tuple(rows), fresh)
+
+    def _picker(self, seat: int, t: Translator, hand: Hand) -> list[tuple[Button, ...]]:
+        """Every legal bet amount, once the player on turn asked for "more…" (8 to a row)."""
+        if not picker_open(self.table, hand, seat):
+            return []
+        stamp = turn_stamp(self.table.hand_no, len(hand.log))
+        standing = hand.betting.proposal if hand.betting is not None else 0
+        buttons = []
+        for action in hand.legal_actions(seat):
+            code = action_code(action)
+            if code is None or action.kind not in (ActionKind.ENVIDO, ActionKind.SUBE):
+                continue
+            total = standing + action.amount if action.kind is ActionKind.SUBE else 0
+            label = str(action.amount) if not total else f"+{action.amount} → {total}"
+            buttons.append(Button(label, make_token(self.table.id, stamp, code)))
+        return [tuple(buttons[i : i + 8]) for i in range(0, len(buttons), 8)]
+
+    def cards_alert(self, seat: int) -> str:
+        """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""
+        assert self.match is not None
+        s = self.table.seats[seat]
+        t = translator(s.lang)
+        view = self.match.view_for(seat)
+        return " ".join(_cards_lines(t, view.cards))[:200]
+
+    @staticmethod
+    def _discarded_this_round(hand: Hand, seat: int) -> bool:
+        return len(hand.hands[seat]) < 4
+
+    def _private(
+        self, seat: int, lines: Sequence[str], rows: tuple[tuple[Button, ...], ...], fresh: bool
+    ) -> OutMessage:
+        return OutMessage(
+            slot="hand",
+            text="\n".join(lines),
+            user=self.table.seats[seat].user,
+            buttons=rows,
+            fresh=fresh,
+            table=self.table.id,
+        )

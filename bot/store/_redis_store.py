@@ -1,0 +1,400 @@
+""":class:`~bot.store._ports.TableStore` on Redis: every write is a Lua script on the keys of one hash slot.
+
+A table is a hash, indexed by its chat and by its users, and listed in the live set while it is not finished;
+where each key lives, on one server or on a Redis Cluster, is :mod:`bot.store._redis_layout`, and the scripts
+are :mod:`bot.store._redis_table_scripts`. Every script is atomic: a write changes the table, its indexes, the
+live set and its deadlines at once (the scripts build the index keys from the prefix, which a single server
+allows). On a cluster the chat and user entries are in slots of their own: they are written by single-key
+commands after the table's script, and a create claims the chat before it finishes (see
+:meth:`RedisTableStore.create`).
+
+The store does not own the client: whoever created it closes it. Clients may use ``decode_responses`` or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from bot.store._ports import (
+    DEFAULT_FINISHED_TTL_SECONDS,
+    DEFAULT_PREFIX,
+    ChatBusy,
+    DeadlineChanges,
+    StoredTable,
+    StoreUnavailable,
+    TableExists,
+    VersionConflict,
+    check_key,
+    check_version,
+    normalize_user_keys,
+)
+from bot.store._redis_client import (
+    AnyRedis,
+    as_text,
+    glob_escape,
+    is_cluster,
+    scan_batches,
+    score_arg,
+    unavailable_errors,
+)
+from bot.store._redis_layout import KeyLayout
+from bot.store._redis_table_scripts import (
+    LUA_CAS,
+    LUA_CLAIM_INDEX,
+    LUA_CREATE,
+    LUA_CREATE_DONE,
+    LUA_CREATE_PENDING,
+    LUA_DEL_IF,
+    LUA_DELETE,
+    LUA_LIVE,
+)
+
+__all__ = ["RedisTableStore"]
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+PENDING_TTL_SECONDS = 60
+"""On a cluster, how long a table being created lives before its chat is claimed (see ``create``)."""
+
+
+class RedisTableStore:
+    """:class:`~bot.store._ports.TableStore` on Redis or a Redis Cluster; compare-and-set in Lua scripts."""
+
+    def __init__(
+        self,
+        redis: AnyRedis,
+        prefix: str = DEFAULT_PREFIX,
+        finished_ttl_seconds: int = DEFAULT_FINISHED_TTL_SECONDS,
+    ) -> None:
+        if isinstance(finished_ttl_seconds, bool) or not isinstance(finished_ttl_seconds, int):
+            raise TypeError("finished_ttl_seconds must be an int (Redis EXPIRE takes whole seconds)")
+        if finished_ttl_seconds <= 0:
+            raise ValueError("finished_ttl_seconds must be positive")
+        self.redis = redis
+        self.prefix = prefix
+        self.finished_ttl_seconds = finished_ttl_seconds
+        self.layout = KeyLayout(prefix, is_cluster(redis))
+        self.cluster = self.layout.cluster
+        self._create = redis.register_script(LUA_CREATE)
+        self._create_pending = redis.register_script(LUA_CREATE_PENDING)
+        self._create_done = redis.register_script(LUA_CREATE_DONE)
+        self._claim_index = redis.register_script(LUA_CLAIM_INDEX)
+        self._del_if = redis.register_script(LUA_DEL_IF)
+        self._cas = redis.register_script(LUA_CAS)
+        self._delete = redis.register_script(LUA_DELETE)
+        self._live = redis.register_script(LUA_LIVE)
+        self.live_keys = tuple(self.layout.live(shard) for shard in range(self.layout.shards))
+        """The live set's keys: one on a single server, one per shard on a cluster."""
+        self._live_indexed = False
+        """Whether this store has added the tables stored before the live index existed (once per process)."""
+
+    @property
+    def live_key(self) -> str:
+        """The live set's key on a single server (a cluster has one per shard: :attr:`live_keys`)."""
+        if self.cluster:
+            raise AttributeError("a Redis Cluster splits the live set in shards: see live_keys")
+        return self.live_keys[0]
+
+    def table_key(self, table_id: str) -> str:
+        """Return the Redis key of a table's hash."""
+        return self.layout.table(table_id)
+
+    def chat_key(self, chat_key: str) -> str:
+        """Return the Redis key of a chat's index entry."""
+        return self.layout.chat(chat_key)
+
+    def user_key(self, user_key: str) -> str:
+        """Return the Redis key of a user's index entry."""
+        return self.layout.user(user_key)
+
+    def _keys(self, table_id: str) -> tuple[str, str, str]:
+        """A table's key, and its shards of the deadlines and of the live set (one slot on a cluster)."""
+        shard = self.layout.table_shard(table_id)
+        return self.layout.table(table_id), self.layout.deadlines(shard), self.layout.live(shard)
+
+    async def load(self, table_id: str) -> StoredTable | None:
+        """Return the stored table, or ``None``."""
+        check_key(table_id, "table id")
+        with unavailable_errors():
+            version, data = await self.redis.hmget(self.table_key(table_id), ["v", "data"])
+        if version is None or data is None:
+            return None
+        return StoredTable(table_id, int(version), as_text(data))
+
+    async def create(
+        self, table_id: str, data: str, *, chat_key: str, user_keys: Sequence[str]
+    ) -> StoredTable:
+        """Store a new table at version 1 and index it; raise ``TableExists`` / ``ChatBusy``.
+
+        On a single server: one script. On a cluster the chat's entry is in another slot than the table, so
+        a create takes steps that keep "one active table per chat" exact: (1) the table is written with a
+        short TTL (:data:`PENDING_TTL_SECONDS`) and outside the live set; (2) the chat's entry is claimed
+        with a compare-and-set, unless it names another table that is live (``ChatBusy``: the new table is
+        deleted); (3) the table is made persistent and added to the live set; (4) the user entries are set.
+        A table written in (1) is live for whoever reads the chat's entry, so of two creates in one chat
+        one always sees the other. A crash after (1) leaves a table that nothing names and that expires; a
+        crash after (2) leaves the chat's table pending, until its first write (which makes it a table like
+        any other) or its expiry (which frees the chat).
+        """
+        check_key(table_id, "table id")
+        check_key(chat_key, "chat key")
+        users = normalize_user_keys(user_keys)
+        if self.cluster:
+            return await self._create_on_cluster(table_id, data, chat_key, users)
+        table_key, _, live_key = self._keys(table_id)
+        with unavailable_errors():
+            reply = await self._create(
+                keys=[table_key, live_key], args=[self.prefix, table_id, data, chat_key, *users]
+            )
+        status = int(reply[0])
+        if status == -1:
+            raise TableExists(table_id)
+        if status == -2:
+            raise ChatBusy(table_id, chat_key, as_text(reply[1]))
+        return StoredTable(table_id, 1, data)
+
+    async def _create_on_cluster(
+        self, table_id: str, data: str, chat_key: str, users: tuple[str, ...]
+    ) -> StoredTable:
+        table_key, _, live_key = self._keys(table_id)
+        chat_entry = self.chat_key(chat_key)
+        with unavailable_errors():
+            created = await self._create_pending(
+                keys=[table_key], args=[data, chat_key, PENDING_TTL_SECONDS, *users]
+            )
+            if int(created) == -1:
+                raise TableExists(table_id)
+            try:
+                for _attempt in range(10):  # claim the chat's entry, unless it names another live table
+                    seen = await self.redis.get(chat_entry)
+                    other = None if seen is None else as_text(seen)
+                    if other is not None and other != table_id and await self._is_live(other):
+                        raise ChatBusy(table_id, chat_key, other)
+                    if int(await self._claim_index(keys=[chat_entry], args=[table_id, other or ""])):
+                        break
+                else:
+                    raise StoreUnavailable(f"chat {chat_key!r}: its entry kept changing")
+                if not int(await self._create_done(keys=[table_key, live_key], args=[table_id])):
+                    await self._del_if(keys=[chat_entry], args=[table_id])
+                    raise StoreUnavailable(f"table {table_id!r}: creating it took too long")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await self.redis.delete(table_key)  # not created after all: nothing names it
+                raise
+        await self._reindex(table_id, [("set", self.user_key(user)) for user in users])
+        return StoredTable(table_id, 1, data)
+
+    async def _is_live(self, table_id: str) -> bool:
+        """Whether a table is stored and not finished (on a cluster: before trusting an index entry)."""
+        fin = await self.redis.hget(self.table_key(table_id), "fin")
+        return fin is not None and as_text(fin) == "0"
+
+    async def compare_and_set(
+        self,
+        table_id: str,
+        expected_version: int,
+        data: str,
+        *,
+        chat_key: str | None,
+        user_keys: Sequence[str],
+        finished: bool,
+        deadlines: DeadlineChanges | None = None,
+    ) -> StoredTable:
+        """Write ``data`` as version ``expected_version + 1`` or raise ``VersionConflict``.
+
+        ``deadlines`` change in the same script, only if the write succeeds (on a cluster, those of another
+        table's shard right after it).
+        """
+        check_key(table_id, "table id")
+        check_version(expected_version)
+        if chat_key is not None:
+            check_key(chat_key, "chat key")
+        users = normalize_user_keys(user_keys)
+        changes = deadlines or DeadlineChanges()
+        for key, due in changes.schedule:
+            check_key(key, "deadline key")
+            if not math.isfinite(due):
+                raise ValueError(f"due must be a finite number, not {due!r}")
+        # The deadlines of the table's shard change in its script; others (another table's) right after.
+        shard = self.layout.table_shard(table_id)
+        schedule, schedule_after = _split(
+            changes.schedule, lambda e: self.layout.deadline_shard(e[0]) == shard
+        )
+        cancel, cancel_after = _split(changes.cancel, lambda k: self.layout.deadline_shard(k) == shard)
+        deadline_args: list[str] = [str(len(schedule))]
+        for key, due in schedule:
+            deadline_args += [key, score_arg(due)]
+        deadline_args += [str(len(cancel)), *cancel]
+        args = [
+            "0" if self.cluster else "1",
+            self.prefix,
+            table_id,
+            str(expected_version),
+            data,
+            "0" if chat_key is None else "1",
+            chat_key or "",
+            "1" if finished else "0",
+            str(self.finished_ttl_seconds),
+            *deadline_args,
+            *users,
+        ]
+        with unavailable_errors():
+            reply = await self._cas(keys=list(self._keys(table_id)), args=args)
+        status = int(reply[0])
+        if status != 1:
+            raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
+        if self.cluster:
+            old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])
+            ops: list[tuple[str, str]] = []
+            if finished:
+                ops += [("del_if", self.chat_key(c)) for c in dict.fromkeys((old_chat, chat)) if c]
+                ops += [("del_if", self.user_key(u)) for u in dict.fromkeys([*old_users, *users])]
+            else:
+                if old_chat and old_chat != chat:
+                    ops.append(("del_if", self.chat_key(old_chat)))
+                if chat:
+                    ops.append(("set", self.chat_key(chat)))
+                ops += [("set", self.user_key(u)) for u in users]
+                ops += [("del_if", self.user_key(u)) for u in old_users if u not in users]
+            await self._reindex(table_id, ops, DeadlineChanges(schedule_after, cancel_after))
+        return StoredTable(table_id, int(reply[1]), data)
+
+    async def _reindex(
+        self, table_id: str, ops: Sequence[tuple[str, str]], deadlines: DeadlineChanges | None = None
+    ) -> None:
+        """Cluster: after a table's script, set (``"set"``) or remove if it still names the table
+        (``"del_if"``) index entries, and change the deadlines of other shards, in one pipeline.
+
+        The table is written already: if Redis fails now, the entries are left for the next write to set
+        and for the readers to ignore (``table_for_chat`` checks the table), and the failure is logged.
+        """
+        changes = deadlines or DeadlineChanges()
+        if not ops and not changes:
+            return
+        layout = self.layout
+        try:
+            with unavailable_errors():
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for op, key in ops:
+                        if op == "set":
+                            pipe.set(key, table_id)
+                        else:
+                            pipe.eval(LUA_DEL_IF, 1, key, table_id)
+                    for key in changes.cancel:
+                        pipe.zrem(layout.deadlines(layout.deadline_shard(key)), key)
+                    for key, due in changes.schedule:
+                        pipe.zadd(layout.deadlines(layout.deadline_shard(key)), {key: float(due)})
+                    await pipe.execute()
+        except StoreUnavailable as exc:
+            log.warning("table %s is written, but its indexes could not follow: %s", table_id, exc)
+
+    async def table_for_chat(self, chat_key: str) -> str | None:
+        """Return the id of the chat's active table, if any."""
+        check_key(chat_key, "chat key")
+        return await self._indexed(self.chat_key(chat_key))
+
+    async def table_for_user(self, user_key: str) -> str | None:
+        """Return the id of the active table that listed this user last, if any."""
+        check_key(user_key, "user key")
+        return await self._indexed(self.user_key(user_key))
+
+    async def _indexed(self, entry: str) -> str | None:
+        """The table an index entry names; on a cluster only if that table is live (a stale entry, left by a
+        crash between a write and its index update, is removed)."""
+        with unavailable_errors():
+            value = await self.redis.get(entry)
+            if value is None:
+                return None
+            table_id = as_text(value)
+            if self.cluster and not await self._is_live(table_id):
+                await self._del_if(keys=[entry], args=[table_id])
+                return None
+        return table_id
+
+    async def delete(self, table_id: str) -> None:
+        """Remove the table and the index entries pointing at it."""
+        check_key(table_id, "table id")
+        table_key, _, live_key = self._keys(table_id)
+        inline = "0" if self.cluster else "1"
+        with unavailable_errors():
+            reply = await self._delete(keys=[table_key, live_key], args=[inline, self.prefix, table_id])
+        if self.cluster:
+            chat, users = as_text(reply[0]), json.loads(as_text(reply[1]))
+            ops = [("del_if", self.chat_key(chat))] if chat else []
+            await self._reindex(table_id, ops + [("del_if", self.user_key(u)) for u in users])
+
+    async def live_tables(self) -> list[str]:
+        """Return the ids of every stored table that is not finished, sorted.
+
+        The first call of a store also indexes the unfinished tables written before the index existed (one
+        SCAN over the table keys, node by node on a cluster); later calls read the index only (every shard
+        of it on a cluster).
+        """
+        layout = self.layout
+        with unavailable_errors():
+            if not self._live_indexed:
+                await self._index_unlisted_tables()
+                self._live_indexed = True
+            replies = await asyncio.gather(
+                *(
+                    self._live(keys=[layout.live(shard)], args=[layout.table_prefix(shard)])
+                    for shard in range(layout.shards)
+                )
+            )
+        return sorted(as_text(tid) for reply in replies for tid in reply)
+
+    async def _index_unlisted_tables(self) -> None:
+        """Add every unfinished table to the live index (tables of an older version were never added).
+
+        A table finished between the read and the add is dropped again by the next ``live_tables``.
+        """
+        layout = self.layout
+        if layout.cluster:
+            pattern = glob_escape(self.prefix) + "{*}:table:*"
+        else:
+            pattern = glob_escape(layout.table_prefix(0)) + "*"
+        async for batch in scan_batches(self.redis.scan_iter(match=pattern, count=1000)):
+            found = [(key, _table_id(layout, key)) for key in map(as_text, batch)]
+            tables = [(key, tid) for key, tid in found if tid is not None]
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key, _ in tables:
+                    pipe.hget(key, "fin")
+                    pipe.ttl(key)
+                flags = await pipe.execute()
+            live: dict[int, list[str]] = {}
+            for (_, tid), fin, ttl in zip(tables, flags[::2], flags[1::2], strict=True):
+                if fin in ("0", b"0") and int(ttl) == -1:  # (a table being created expires until it is done)
+                    live.setdefault(layout.table_shard(tid), []).append(tid)
+            if live:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for shard, ids in live.items():
+                        pipe.sadd(layout.live(shard), *ids)
+                    await pipe.execute()
+
+    async def ping(self) -> None:
+        """Health check: return if Redis (every master of a cluster) answers PING, raise otherwise."""
+        with unavailable_errors():
+            await self.redis.ping()
+
+
+def _table_id(layout: KeyLayout, key: str) -> str | None:
+    """The table id in a table's key, or ``None`` if ``key`` is not where that table would be."""
+    if layout.cluster:
+        _, found, table_id = key.partition("}:table:")
+        if not found:
+            return None
+    else:
+        table_id = key[len(layout.table_prefix(0)) :]
+    return table_id if table_id and layout.table(table_id) == key else None
+
+
+def _split(items: Sequence[_T], here: Callable[[_T], bool]) -> tuple[tuple[_T, ...], tuple[_T, ...]]:
+    """``items`` for which ``here`` holds, and the others (each in order)."""
+    return tuple(i for i in items if here(i)), tuple(i for i in items if not here(i))

@@ -1,0 +1,191 @@
+"""The Lua scripts of :class:`~bot.store._redis_store.RedisTableStore`: every write of a table is one of them.
+
+Each script is atomic and says what it takes (``KEYS``, ``ARGV``) and what it returns; the keys are those of
+:mod:`bot.store._redis_layout`. On a single server ``LUA_CREATE``, ``LUA_CAS`` and ``LUA_DELETE`` also keep
+the chat and user index entries (they build those keys from the prefix). On a cluster those entries are in
+other slots: the store writes them after the table's script (``LUA_CLAIM_INDEX``, ``LUA_DEL_IF``), and a
+create is ``LUA_CREATE_PENDING``, the chat's claim, then ``LUA_CREATE_DONE``.
+"""
+
+__all__ = [
+    "LUA_CAS",
+    "LUA_CLAIM_INDEX",
+    "LUA_CREATE",
+    "LUA_CREATE_DONE",
+    "LUA_CREATE_PENDING",
+    "LUA_DELETE",
+    "LUA_DEL_IF",
+    "LUA_LIVE",
+]
+
+# Shared Lua helpers. del_if: delete KEY only if it still points at TID (never clobber a newer table's index).
+# json_array: cjson encodes an empty table as {} (an object); the users field is always an array.
+_LUA_HELPERS = """
+local function del_if(key, tid)
+  if redis.call('GET', key) == tid then redis.call('DEL', key) end
+end
+local function json_array(list)
+  if #list == 0 then return '[]' end
+  return cjson.encode(list)
+end
+"""
+
+# Single server. KEYS[1] table key, KEYS[2] live set; ARGV: prefix, table id, data, chat key, user keys...
+# Returns {1} created, {-1} table exists, {-2, other_id} chat busy.
+LUA_CREATE = (
+    _LUA_HELPERS
+    + """
+local tkey = KEYS[1]
+local prefix, tid, data, chat = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if redis.call('EXISTS', tkey) == 1 then return {-1} end
+local ckey = prefix .. 'chat:' .. chat
+local other = redis.call('GET', ckey)
+if other and other ~= tid then
+  local okey = prefix .. 'table:' .. other
+  if redis.call('EXISTS', okey) == 1 and redis.call('HGET', okey, 'fin') ~= '1' then return {-2, other} end
+end
+local users = {}
+for i = 5, #ARGV do users[#users + 1] = ARGV[i] end
+redis.call('HSET', tkey, 'v', 1, 'data', data, 'chat', chat, 'users', json_array(users), 'fin', '0')
+redis.call('SET', ckey, tid)
+for _, u in ipairs(users) do redis.call('SET', prefix .. 'user:' .. u, tid) end
+redis.call('SADD', KEYS[2], tid)
+return {1}
+"""
+)
+
+# Cluster, first step of a create. KEYS[1] table key; ARGV: data, chat key, ttl, user keys... Writes the
+# table, expiring (it is not in the live set yet). Returns 1, or -1 if the table exists.
+LUA_CREATE_PENDING = (
+    _LUA_HELPERS
+    + """
+local tkey = KEYS[1]
+if redis.call('EXISTS', tkey) == 1 then return -1 end
+local users = {}
+for i = 4, #ARGV do users[#users + 1] = ARGV[i] end
+redis.call('HSET', tkey, 'v', 1, 'data', ARGV[1], 'chat', ARGV[2], 'users', json_array(users), 'fin', '0')
+redis.call('EXPIRE', tkey, ARGV[3])
+return 1
+"""
+)
+
+# Cluster, last step of a create. KEYS[1] table key, KEYS[2] live set shard; ARGV[1] table id.
+# Returns 1, or 0 if the table expired before the chat was claimed.
+LUA_CREATE_DONE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('PERSIST', KEYS[1])
+redis.call('SADD', KEYS[2], ARGV[1])
+return 1
+"""
+
+# Cluster. KEYS[1] an index entry; ARGV: table id, the id it must hold now ('' for none).
+# Points the entry at the table if it still holds what the caller saw. Returns 1, or 0 if it changed.
+LUA_CLAIM_INDEX = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
+# Cluster. KEYS[1] an index entry; ARGV[1] table id. Removes the entry if it still names the table.
+LUA_DEL_IF = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS[1] table key, KEYS[2] its deadlines (shard), KEYS[3] its live set (shard); ARGV: inline indexes
+# ('1': single server, the script keeps the chat and user indexes; '0': cluster, the caller does), prefix,
+# table id, expected version, data, has chat ('1'/'0'), chat key, finished ('1'/'0'), ttl seconds,
+# n (deadlines to schedule), n × (key, due), m (to cancel), m × key, user keys... Deadlines change only if
+# the write does. Returns {1, new version, old chat, old users (JSON), chat} ('' for no chat),
+# {0, current version} on conflict, {-1} if the table does not exist.
+LUA_CAS = (
+    _LUA_HELPERS
+    + """
+local tkey, dkey, lkey = KEYS[1], KEYS[2], KEYS[3]
+local inline, prefix, tid, expected, data = ARGV[1] == '1', ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local has_chat, finished, ttl = ARGV[6] == '1', ARGV[8] == '1', ARGV[9]
+local cur = redis.call('HGET', tkey, 'v')
+if not cur then return {-1} end
+if cur ~= expected then return {0, tonumber(cur)} end
+local newv = tonumber(cur) + 1
+local old_chat = redis.call('HGET', tkey, 'chat')
+local old_users_json = redis.call('HGET', tkey, 'users')
+local old_users = {}
+if old_users_json then old_users = cjson.decode(old_users_json) end
+local chat = old_chat
+if has_chat then chat = ARGV[7] end
+local n_sched = tonumber(ARGV[10])
+local i = 11
+local sched = {}
+for _ = 1, n_sched do sched[#sched + 1] = ARGV[i + 1]; sched[#sched + 1] = ARGV[i]; i = i + 2 end
+local n_cancel = tonumber(ARGV[i])
+local cancel = {}
+for j = i + 1, i + n_cancel do cancel[#cancel + 1] = ARGV[j] end
+i = i + n_cancel + 1
+local users, listed = {}, {}
+for j = i, #ARGV do users[#users + 1] = ARGV[j]; listed[ARGV[j]] = true end
+local fields = {'v', newv, 'data', data, 'users', json_array(users), 'fin', finished and '1' or '0'}
+if chat then fields[#fields + 1] = 'chat'; fields[#fields + 1] = chat end
+redis.call('HSET', tkey, unpack(fields))
+if finished then
+  if inline then
+    if old_chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
+    if chat then del_if(prefix .. 'chat:' .. chat, tid) end
+    for _, u in ipairs(old_users) do del_if(prefix .. 'user:' .. u, tid) end
+    for _, u in ipairs(users) do del_if(prefix .. 'user:' .. u, tid) end
+  end
+  redis.call('EXPIRE', tkey, ttl)
+  redis.call('SREM', lkey, tid)
+else
+  if inline then
+    if old_chat and old_chat ~= chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
+    if chat then redis.call('SET', prefix .. 'chat:' .. chat, tid) end
+    for _, u in ipairs(users) do redis.call('SET', prefix .. 'user:' .. u, tid) end
+    for _, u in ipairs(old_users) do
+      if not listed[u] then del_if(prefix .. 'user:' .. u, tid) end
+    end
+  end
+  redis.call('PERSIST', tkey)
+  redis.call('SADD', lkey, tid)
+end
+if #cancel > 0 then redis.call('ZREM', dkey, unpack(cancel)) end
+if #sched > 0 then redis.call('ZADD', dkey, unpack(sched)) end
+return {1, newv, old_chat or '', old_users_json or '[]', chat or ''}
+"""
+)
+
+# KEYS[1] table key, KEYS[2] its live set (shard); ARGV: inline indexes ('1'/'0', as above), prefix, table id.
+# Returns {chat, users (JSON)} of the table deleted ('' and '[]' if there was none).
+LUA_DELETE = (
+    _LUA_HELPERS
+    + """
+local tkey = KEYS[1]
+local inline, prefix, tid = ARGV[1] == '1', ARGV[2], ARGV[3]
+local chat = redis.call('HGET', tkey, 'chat')
+local users_json = redis.call('HGET', tkey, 'users')
+if inline then
+  if chat then del_if(prefix .. 'chat:' .. chat, tid) end
+  if users_json then
+    for _, u in ipairs(cjson.decode(users_json)) do del_if(prefix .. 'user:' .. u, tid) end
+  end
+end
+redis.call('DEL', tkey)
+redis.call('SREM', KEYS[2], tid)
+return {chat or '', users_json or '[]'}
+"""
+)
+
+# KEYS[1] live set (shard); ARGV[1] what the keys of its tables start with. Returns the ids of the live
+# tables, dropping from the set those whose table is finished or gone (a finished table has already left it;
+# this only tidies what a crash or a manual deletion left behind).
+LUA_LIVE = """
+local live = {}
+for _, tid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('HGET', ARGV[1] .. tid, 'fin') == '0' then
+    live[#live + 1] = tid
+  else
+    redis.call('SREM', KEYS[1], tid)
+  end
+end
+return live
+"""

@@ -1,0 +1,99 @@
+"""The one deadline a table waits for (turn timeout, machine move, next deal, lobby expiry, a catch
+window), and what happens when it fires."""
+
+from __future__ import annotations
+
+from bot.i18n.markers import N_
+from bot.kernel import TableStatus, turn_stamp
+from bot.table._autoplay import advance, deal, machine_move, machine_plays
+from bot.table._context import TableContext
+
+_ = N_
+
+TIMEOUT_NOTICE = _("⏱ {name} ran out of time: a machine played for them.")
+AUTOPILOT_NOTICE = _("🤖 A machine keeps {name}'s seat until they play again.")
+LOBBY_EXPIRED = _("Nobody started the game in time: the table was closed.")
+
+
+def pending_deadline(ctx: TableContext) -> tuple[str, float] | None:
+    """The one deadline this table waits for now (key, due), or ``None``.
+
+    Keys name the table, the kind and the exact moment they were armed for, so a deadline that fires after
+    the table moved on is recognised and ignored.
+    """
+    table, match, s = ctx.table, ctx.match, ctx.settings
+    tid = table.id
+    if table.status is TableStatus.LOBBY:
+        return f"{tid}|lobby|0", table.created_at + s.lobby_timeout
+    if table.status is not TableStatus.PLAYING or match is None or match.hand is None:
+        return None
+    hand = match.hand
+    if hand.over:
+        return f"{tid}|deal|{table.hand_no}", ctx.now + s.next_hand_delay
+    seat = hand.turn
+    assert seat is not None
+    stamp = turn_stamp(table.hand_no, len(hand.log))
+    if machine_plays(ctx, seat):
+        return f"{tid}|machine|{stamp}", ctx.now + s.machine_delay
+    return f"{tid}|turn|{stamp}", ctx.now + s.turn_timeout
+
+
+def arm_deadline(ctx: TableContext) -> None:
+    """Record the pending deadline in the table (keeping an unchanged one's due time)."""
+    pending = pending_deadline(ctx)
+    table = ctx.table
+    if pending is None:
+        if table.due_key is not None:
+            table.due_key, table.due = None, None
+            ctx.changed = True
+        return
+    key, due = pending
+    if key != table.due_key:
+        table.due_key, table.due = key, due
+        ctx.changed = True
+
+
+def fire_deadline(ctx: TableContext, key: str) -> bool:
+    """A deadline fired: act on it if it is still the table's pending one; return whether it was."""
+    table = ctx.table
+    parts = key.split("|")
+    kind = parts[1] if len(parts) > 1 else ""
+    if kind == "flash":
+        # The catch window closed: nothing changes, the table is drawn again without the ⚡.
+        return len(parts) == 4 and parts[2] == str(table.hand_no) and table.status is TableStatus.PLAYING
+    if key != table.due_key:
+        return False
+    if kind == "lobby":
+        table.status = TableStatus.CANCELLED
+        ctx.changed = True
+        ctx.messages.append(ctx.renderer().notice(ctx.renderer().t.gettext(LOBBY_EXPIRED)))
+        return True
+    match = ctx.match
+    if match is None or match.hand is None:
+        return False
+    if kind == "deal":
+        deal(ctx)
+    elif kind in ("machine", "turn"):
+        seat = match.hand.turn
+        if seat is None:
+            return False
+        if kind == "turn":
+            _timeout(ctx, seat)
+        machine_move(ctx, seat)
+    else:
+        return False
+    advance(ctx, machines_now=kind in ("machine", "turn"))
+    return True
+
+
+def _timeout(ctx: TableContext, seat: int) -> None:
+    s = ctx.table.seats[seat]
+    s.timeouts += 1
+    t = ctx.renderer().t
+    name = s.name
+    if s.timeouts >= ctx.settings.timeouts_to_autopilot and not s.autopilot:
+        s.autopilot = True
+        ctx.messages.append(ctx.renderer().notice(t.format(AUTOPILOT_NOTICE, name=name)))
+    else:
+        ctx.messages.append(ctx.renderer().notice(t.format(TIMEOUT_NOTICE, name=name)))
+    ctx.changed = True
