@@ -293,7 +293,7 @@ async def fire_loop(run: Run) -> None:
     """A worker's deadline loop: claim what is due, fire it (timed in ``TimedService.fire``)."""
     while not run.stop.is_set():
         async with run.sem:
-            outcomes = await run.service.fire_due(time.time(), limit=run.args.fire_batch)
+            outcomes = await run.service.deadlines.fire_due(time.time(), limit=run.args.fire_batch)
         run.stats.hands += sum(1 for o in outcomes for m in o.messages if m.slot == "showdown")
         run.check_stop()
         if not outcomes:
@@ -303,7 +303,7 @@ async def fire_loop(run: Run) -> None:
 async def drain_loop(run: Run) -> None:
     """A worker's results loop: rate queued results off the command path (as run_deadlines does)."""
     while not run.stop.is_set():
-        if not await run.service.drain_results():
+        if not await run.service.tables.drain_results():
             await asyncio.sleep(0.005)
 
 

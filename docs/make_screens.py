@@ -127,11 +127,11 @@ async def capture(lang: str) -> list[tuple[str, str]]:
             token = rng.choice(preferred or turn) if rng.random() < 0.8 else rng.choice(turn)
             screen.take(await service.press(users[on_turn], token))
             continue
-        due = await service.next_due()
+        due = await service.deadlines.next_due()
         if due is None:
             break
         clock[0] = max(clock[0], due)
-        for outcome in await service.fire_due():
+        for outcome in await service.deadlines.fire_due():
             screen.take(outcome)
     final_table = screen.at_showdown[("table", group.key)]
     if stake_shot:

@@ -183,10 +183,10 @@ class Harness:
         return self.record(await self.service.press(user, token))
 
     async def fire_due(self, now: float | None = None) -> list[Outcome]:
-        return self.records(await self.service.fire_due(now))
+        return self.records(await self.service.deadlines.fire_due(now))
 
     async def fire(self, key: str) -> Outcome:
-        return self.record(await self.service.fire(key))
+        return self.record(await self.service.deadlines.fire(key))
 
     async def load(self, table_id: str) -> Loaded:
         stored = await self.tables.load(table_id)

@@ -126,9 +126,9 @@ async def play(
                 # The Ctrl-C's cancellation can be lost in a wait that completed at the same moment
                 # (asyncio on Python 3.11): the flag makes one Ctrl-C always enough.
                 raise KeyboardInterrupt
-            for fired in await app.service.fire_due():
+            for fired in await app.service.deadlines.fire_due():
                 await table.show(fired)
-            await app.service.drain_results()
+            await app.service.tables.drain_results()
             state = await app.service.load_table(table_id) if table_id else None
             if state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
                 print(f"\n{t.gettext(THE_END)}", file=out)
@@ -150,7 +150,7 @@ async def _command(table: ConsoleTable, chat: ChatRef, line: str, t: Translator)
     if not words:
         table.draw()
     elif words[0] in ("r", "rules") and len(words) <= 2 and words[1:] in ([], ["full"]):
-        outcome = await table.app.service.rules(chat, table.user, full=words[1:] == ["full"])
+        outcome = await table.app.service.chats.rules(chat, table.user, full=words[1:] == ["full"])
         await table.show(outcome, draw=False)  # the rules stay in view; Enter brings the table back
     elif words[0] == "d" and (picked := numbers(line[1:])) is not None:
         await table.discard(*picked)

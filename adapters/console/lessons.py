@@ -69,7 +69,7 @@ async def learn(
     screen = LessonScreen(out)
     try:
         await app.service.set_language(chat, user, args.lang)  # the lessons follow --lang
-        screen.show(await app.service.learn(chat, user, args.lesson, hint=False))
+        screen.show(await app.service.lessons.learn(chat, user, args.lesson, hint=False))
         print(t.gettext(HELP), file=out)
         while True:
             line = await source.readline("\n> ")

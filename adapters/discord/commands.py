@@ -71,16 +71,16 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
     @app_commands.describe(everyone=locale_str(EVERYONE_DESCRIPTION))
     async def leaderboard(interaction: discord.Interaction[Any], everyone: bool = False) -> None:
         scope = "global" if everyone else "chat"
-        await handlers.command(interaction, lambda chat, user: service.leaderboard(chat, user, scope))
+        await handlers.command(interaction, lambda chat, user: service.chats.leaderboard(chat, user, scope))
 
     @group.command(name="stats", description=_describe("stats"))
     async def stats(interaction: discord.Interaction[Any]) -> None:
-        await handlers.command(interaction, service.stats)
+        await handlers.command(interaction, service.chats.stats)
 
     @group.command(name="rules", description=_describe("rules"))
     @app_commands.describe(full=locale_str(FULL_DESCRIPTION))
     async def rules(interaction: discord.Interaction[Any], full: bool = False) -> None:
-        await handlers.command(interaction, lambda chat, user: service.rules(chat, user, full))
+        await handlers.command(interaction, lambda chat, user: service.chats.rules(chat, user, full))
 
     @group.command(name="language", description=_describe("language"))
     @app_commands.describe(language=locale_str(LANGUAGE_DESCRIPTION))
@@ -91,7 +91,7 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
 
     @group.command(name="history", description=_describe("history"))
     async def history(interaction: discord.Interaction[Any]) -> None:
-        await handlers.command(interaction, service.history)
+        await handlers.command(interaction, service.history.recent)
 
     @group.command(name="cancel", description=_describe("cancel"))
     async def cancel(interaction: discord.Interaction[Any]) -> None:
@@ -106,6 +106,6 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
 
     @group.command(name="help", description=_describe("help"))
     async def help_(interaction: discord.Interaction[Any]) -> None:
-        await handlers.command(interaction, service.help)
+        await handlers.command(interaction, service.chats.help)
 
     return group

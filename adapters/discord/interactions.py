@@ -42,10 +42,8 @@ from bot.kernel import (
     Outcome,
     OutMessage,
     ShowCards,
-    Token,
-    TokenError,
     UserRef,
-    parse_token,
+    read_token,
 )
 
 log = logging.getLogger(__name__)
@@ -65,13 +63,6 @@ def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
 def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
     """The presser's own hand view among an outcome's views."""
     return next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
-
-
-def _parse(data: str) -> Token | None:
-    try:
-        return parse_token(data)
-    except TokenError:
-        return None
 
 
 @dataclass
@@ -114,12 +105,12 @@ class DiscordHandlers:
                 log.exception("%s failed", what)
                 await self._internal_error(interaction, user)
             if delivered:
-                await self.service.delivered(f"dc:interaction:{interaction.id}")
+                await self.service.chats.delivered(f"dc:interaction:{interaction.id}")
 
     async def _first(self, interaction: discord.Interaction[Any]) -> bool:
         """Whether this interaction is delivered for the first time (a replay after a gateway resume, or to
         two workers, is left to the delivery that came first: it answers)."""
-        if await self.service.first_delivery(f"dc:interaction:{interaction.id}"):
+        if await self.service.chats.first_delivery(f"dc:interaction:{interaction.id}"):
             return True
         log.info("interaction %s delivered again: ignored", interaction.id)
         return False
@@ -191,7 +182,7 @@ class DiscordHandlers:
         if not await self._first(interaction):
             return
         async with self._answering(interaction, user, "slash command", delivered=True):
-            refused = await self.service.admit(chat, user)
+            refused = await self.service.chats.admit(chat, user)
             if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
                 await self._say(interaction, refused.answer or DONE)
                 return
@@ -238,9 +229,9 @@ class DiscordHandlers:
         if not await self._first(interaction):
             return
         async with self._answering(interaction, user, "button press", delivered=True):
-            pressed = self.service.press(user, data, chat)
+            token = read_token(data)  # parsed once, here: the service and the answer below use it
+            pressed = self.service.press(user, token, chat)
             outcome = await self._in_time(interaction, pressed, command=False)
-            token = _parse(data)
             if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
                 self.sender.deliver(outcome.messages)
                 await self._show_cards(interaction, user, token.table, outcome)

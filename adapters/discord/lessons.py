@@ -25,7 +25,7 @@ async def learn(handlers: DiscordHandlers, interaction: discord.Interaction[Any]
     private = ChatRef(user.key, private=True, title=user.name)
 
     async def work(chat: ChatRef, asker: UserRef) -> Outcome:
-        return await handlers.service.learn(private, asker, number)
+        return await handlers.service.lessons.learn(private, asker, number)
 
     await handlers.command(interaction, work)
 

@@ -31,11 +31,11 @@ from bot.kernel import (
     SendRules,
     ShowStory,
     TakeSeat,
-    TokenError,
+    Token,
     UserRef,
     encode_invite,
     parse_invite,
-    parse_token,
+    read_token,
     rules_link_text,
 )
 from bot.store import StoreUnavailable
@@ -105,7 +105,9 @@ class TelegramHandlers:
         """Whether the command may run (else "slow down" is answered once, then nothing)."""
         if update.effective_user is None or update.effective_chat is None:
             return False
-        refused = await self.service.admit(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        refused = await self.service.chats.admit(
+            chat_ref(update.effective_chat), user_ref(update.effective_user)
+        )
         if refused is not None:
             await self._reply(update, refused)
             return False
@@ -113,13 +115,13 @@ class TelegramHandlers:
 
     async def once(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """Before every handler: an update delivered again (a webhook retried by Telegram) acts once."""
-        if not await self.service.first_delivery(self._delivery_id(update, context)):
+        if not await self.service.chats.first_delivery(self._delivery_id(update, context)):
             log.info("update %s delivered again: ignored", update.update_id)
             raise ApplicationHandlerStop
 
     async def handled(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """After every handler: the update is remembered as handled."""
-        await self.service.delivered(self._delivery_id(update, context))
+        await self.service.chats.delivered(self._delivery_id(update, context))
 
     @staticmethod
     def _delivery_id(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str:
@@ -176,7 +178,7 @@ class TelegramHandlers:
             return
         assert update.effective_user is not None and update.effective_chat is not None
         scope = leaderboard_scope(context.args or [])
-        outcome = await self.service.leaderboard(
+        outcome = await self.service.chats.leaderboard(
             chat_ref(update.effective_chat), user_ref(update.effective_user), scope
         )
         await self._reply(update, outcome)
@@ -186,7 +188,9 @@ class TelegramHandlers:
         if not await self._admitted(update):
             return
         assert update.effective_user is not None and update.effective_chat is not None
-        outcome = await self.service.stats(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        outcome = await self.service.chats.stats(
+            chat_ref(update.effective_chat), user_ref(update.effective_user)
+        )
         await self._reply(update, outcome)
 
     async def rules(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -205,7 +209,7 @@ class TelegramHandlers:
                 text = rules_link_text(normalize_language(user.lang), self.deep_link(RULES_PAYLOAD))
                 self.say(chat.key, text)
                 return
-        await self._reply(update, await self.service.rules(chat, user, full))
+        await self._reply(update, await self.service.chats.rules(chat, user, full))
 
     async def language(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``/language xx``: the chat's language."""
@@ -223,7 +227,9 @@ class TelegramHandlers:
         if not await self._admitted(update):
             return
         assert update.effective_user is not None and update.effective_chat is not None
-        outcome = await self.service.history(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        outcome = await self.service.history.recent(
+            chat_ref(update.effective_chat), user_ref(update.effective_user)
+        )
         await self._reply(update, outcome)
 
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -231,7 +237,9 @@ class TelegramHandlers:
         if not await self._admitted(update):
             return
         assert update.effective_user is not None and update.effective_chat is not None
-        outcome = await self.service.help(chat_ref(update.effective_chat), user_ref(update.effective_user))
+        outcome = await self.service.chats.help(
+            chat_ref(update.effective_chat), user_ref(update.effective_user)
+        )
         await self._reply(update, outcome)
 
     # --- buttons -------------------------------------------------------------------------------------
@@ -246,13 +254,14 @@ class TelegramHandlers:
         alert = False
         url: str | None = None
         try:
-            link = await self._needs_private_chat(user, query.data)
+            token = read_token(query.data)  # parsed once, here: the service gets it as it is
+            link = await self._needs_private_chat(user, token)
             if link is not None:
                 url = link
             else:
                 # The chat is where a chat-scoped button (the language picker) acts.
                 chat = None if query.message is None else chat_ref(query.message.chat)
-                outcome = await self.service.press(user, query.data, chat)
+                outcome = await self.service.press(user, token, chat)
                 answer, alert = outcome.answer, outcome.alert
                 self.render(outcome)
         except Exception:  # the callback is answered whatever happens
@@ -263,12 +272,10 @@ class TelegramHandlers:
         except TelegramError as exc:
             log.info("could not answer a callback query: %s", exc)
 
-    async def _needs_private_chat(self, user: UserRef, data: str | None) -> str | None:
+    async def _needs_private_chat(self, user: UserRef, token: Token | None) -> str | None:
         """A deep link for a press by someone the bot cannot write to yet: a seat (cards are dealt
         privately), or a kept hand asked for privately (the link shows it)."""
-        try:
-            token = parse_token(data)
-        except TokenError:
+        if token is None:
             return None
         seat = isinstance(token.command, TakeSeat) and token.stamp == "L"
         story = isinstance(token.command, OpenHand) and not token.command.here and token.step is None

@@ -29,11 +29,11 @@ async def learn(handlers: TelegramHandlers, update: Update, context: ContextType
     chat, user = chat_ref(update.effective_chat), user_ref(update.effective_user)
     number = lesson_number(context.args or [])
     if not chat.private:
-        lang = await handlers.service.learner_language(user)
+        lang = await handlers.service.lessons.learner_language(user)
         wanted = number if isinstance(number, int) and lesson(number) is not None else None
         link = handlers.deep_link(encode_invite(StartLessons(wanted)))
         handlers.say(chat.key, learn_link_text(lang, link))
         return
     with contextlib.suppress(StoreUnavailable):
         await handlers.surfaces.set_reachable(user.key, True)
-    await handlers._reply(update, await handlers.service.learn(chat, user, number))
+    await handlers._reply(update, await handlers.service.lessons.learn(chat, user, number))

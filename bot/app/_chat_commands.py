@@ -77,7 +77,9 @@ HELP_TEXT = _(
 class ChatCommands:
     """``/leaderboard``, ``/stats``, ``/rules``, ``/help``, and the language a chat reads."""
 
-    deps: ServiceDeps
+    def __init__(self, deps: ServiceDeps) -> None:
+        """Use the service's preferences, leaderboard, throttle and act-once store."""
+        self.deps = deps
 
     async def first_delivery(self, delivery_id: str) -> bool:
         """Whether a platform's update or interaction (``tg:update:123``) is delivered for the first time:
@@ -109,7 +111,7 @@ class ChatCommands:
     @measured_command("leaderboard")
     async def leaderboard(self, chat: ChatRef, user: UserRef, scope: str = "chat", n: int = 10) -> Outcome:
         """``/leaderboard``: top players of this chat (or global)."""
-        lang = await self._chat_lang(chat, user)
+        lang = await self.language_of(chat, user)
         t = translator(lang)
         board = self.deps.leaderboard
         key = GLOBAL_SCOPE if scope == "global" else chat.key
@@ -139,7 +141,7 @@ class ChatCommands:
     @measured_command("stats")
     async def stats(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/stats``: the user's own line in this chat and globally."""
-        lang = await self._chat_lang(chat, user)
+        lang = await self.language_of(chat, user)
         t = translator(lang)
         board = self.deps.leaderboard
         lines = []
@@ -175,7 +177,7 @@ class ChatCommands:
         The full rules are several long messages: posted in a group they would flood it (and a group may
         receive only about 20 messages a minute), so they go to the asker's private chat, section by section.
         """
-        lang = await self._chat_lang(chat, user)
+        lang = await self.language_of(chat, user)
         if not full:
             summary = OutMessage(
                 slot="rules", text=rules_summary(lang), chat=chat.key, fresh=True, markdown=True
@@ -200,7 +202,7 @@ class ChatCommands:
     @measured_command("help")
     async def help(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/help``: what the bot does and its commands."""
-        lang = await self._chat_lang(chat, user)
+        lang = await self.language_of(chat, user)
         return Outcome(
             messages=(
                 OutMessage(slot="help", text=translator(lang).gettext(HELP_TEXT), chat=chat.key, fresh=True),
@@ -209,9 +211,9 @@ class ChatCommands:
 
     async def chat_language(self, chat_key: str) -> str:
         """The language a chat reads: its ``/language``, else the default."""
-        return await self._chat_lang(ChatRef(chat_key), None)
+        return await self.language_of(ChatRef(chat_key), None)
 
-    async def _chat_lang(self, chat: ChatRef, user: UserRef | None) -> str:
+    async def language_of(self, chat: ChatRef, user: UserRef | None) -> str:
         """The chat's ``/language``; without one, a private chat's user's own language, else the language the
         place declares, else the default."""
         try:

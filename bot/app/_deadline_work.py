@@ -1,12 +1,13 @@
 """Firing deadlines: machine moves, deals, turn timeouts, lobby expiry and catch windows, claimed from the
-store with a lease and acted on through the same unit of work as every command (:class:`DeadlineWork`,
-part of :class:`bot.app._service.Service`)."""
+store with a lease and acted on through the same unit of work as every command (:class:`DeadlineWork`, a
+member of :class:`bot.app.Service`: ``service.deadlines``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
+from bot.app._deps import ServiceDeps
 from bot.app._unit_of_work import TableWork
 from bot.kernel import DEADLINE_LAG, Outcome
 from bot.store import StoreUnavailable
@@ -23,11 +24,15 @@ FIRE_CONCURRENCY = 4
 RETRY_FAILED_DEADLINE = 2.0
 
 
-class DeadlineWork(TableWork):
-    """Claim due deadlines and fire them, each through :meth:`TableWork._mutate`."""
+class DeadlineWork:
+    """Claim due deadlines and fire them, each through :meth:`TableWork.run`."""
 
-    _failed: dict[str, float]
-    """Deadlines whose firing failed, to schedule again once the store answers."""
+    def __init__(self, deps: ServiceDeps, work: TableWork) -> None:
+        """Claim from the service's deadline store; fire through ``work``."""
+        self.deps = deps
+        self.work = work
+        self._failed: dict[str, float] = {}
+        """Deadlines whose firing failed, to schedule again once the store answers."""
 
     async def fire(self, key: str) -> Outcome:
         """Act on one claimed deadline (a stale one changes nothing)."""
@@ -42,7 +47,7 @@ class DeadlineWork(TableWork):
                 ctx.render_hands = False  # a closed catch window only redraws the table
             return None
 
-        return await self._mutate(table_id, None, step, render_unchanged=key.split("|")[1:2] == ["flash"])
+        return await self.work.run(table_id, None, step, render_unchanged=key.split("|")[1:2] == ["flash"])
 
     async def fire_due(self, now: float | None = None, limit: int = 100) -> list[Outcome]:
         """Claim the deadlines due at ``now`` (atomically: each fires on one worker only) and fire them.

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from bot.app._chat_commands import ChatCommands
+from bot.app._deps import ServiceDeps
 from bot.history import (
     HistoryStore,
     KeptHand,
@@ -93,17 +94,20 @@ def parse_kept(entry: str | None) -> KeptHand | None:
         return None
 
 
-class HistoryCommands(ChatCommands):
-    """``/history``, its buttons, and the hand a deep link opens (mixed into
-    :class:`bot.app._service.Service`)."""
+class HistoryCommands:
+    """``/history``, its buttons, and the hand a deep link opens (a member of :class:`bot.app.Service`)."""
 
-    _history_posted: dict[tuple[str, str], float] | None = None
-    """When a hand (or a match's files) was last posted in a chat by this worker (a flood posts once)."""
+    def __init__(self, deps: ServiceDeps, chats: ChatCommands) -> None:
+        """Use the service's history store; ``chats`` says which language a chat reads."""
+        self.deps = deps
+        self.chats = chats
+        self._history_posted: dict[tuple[str, str], float] = {}
+        """When a hand (or a match's files) was last posted in a chat by this worker (a flood posts once)."""
 
     @measured_command("history")
-    async def history(self, chat: ChatRef, user: UserRef) -> Outcome:
+    async def recent(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/history``: the last hands of the chat's current or last match, with their buttons."""
-        lang = await self._chat_lang(chat, user)
+        lang = await self.chats.language_of(chat, user)
         t = translator(lang)
         store = self.deps.history
         try:
@@ -129,7 +133,7 @@ class HistoryCommands(ChatCommands):
         view = OutMessage(slot="history", text="\n".join(lines), chat=chat.key, buttons=rows, fresh=True)
         return Outcome(messages=(view,))
 
-    async def history_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
+    async def press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A history button: open a kept hand (to the presser, or in the chat) or export its match."""
         lang = lang_for(user)
         command = token.command
@@ -148,13 +152,13 @@ class HistoryCommands(ChatCommands):
                 return self._story_privately(user, kept, origin=None if chat.private else chat.key)
             if not self._first_post(kept.table, str(kept.hand_no), chat.key):
                 return Outcome(answer=say(lang, ALREADY_POSTED), ok=False)
-            chat_lang = await self._chat_lang(chat, user)
+            chat_lang = await self.chats.language_of(chat, user)
             text = story_text(chat_lang, kept, match_title([kept]))
             return Outcome(messages=(OutMessage(slot="story", text=text, chat=chat.key, fresh=True),))
         except StoreUnavailable:
             return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False, failed=True)
 
-    async def history_story(self, user: UserRef, table: str, hand_no: int) -> Outcome:
+    async def story(self, user: UserRef, table: str, hand_no: int) -> Outcome:
         """One kept hand to the user privately (a deep link from a history button the bot could not answer
         privately: the user had never opened it)."""
         lang = lang_for(user)
@@ -185,7 +189,7 @@ class HistoryCommands(ChatCommands):
             return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
         if not self._first_post(token.table, "export", chat.key):
             return Outcome(answer=say(lang, ALREADY_POSTED), ok=False)
-        chat_lang = await self._chat_lang(chat, user)
+        chat_lang = await self.chats.language_of(chat, user)
         t = translator(chat_lang)
         name = f"mus-{token.table}"
         files = (
@@ -200,8 +204,8 @@ class HistoryCommands(ChatCommands):
 
     def _first_post(self, table: str, what: str, chat: str) -> bool:
         """Whether ``what`` of ``table`` may be posted in ``chat`` now (once per repost interval)."""
-        if self._history_posted is None or len(self._history_posted) >= 10_000:
-            self._history_posted = {}
+        if len(self._history_posted) >= 10_000:
+            self._history_posted.clear()
         now = self.deps.clock()
         key = (f"{table}:{what}", chat)
         if now - self._history_posted.get(key, -1e18) < self.deps.repost_interval:

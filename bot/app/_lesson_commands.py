@@ -1,7 +1,8 @@
 """``/learn`` and the lesson buttons: a learner's way through the ten lessons.
 
-:class:`LessonCommands` is a part of :class:`bot.app._service.Service` (as the chat commands are): adapters
-call ``service.learn`` for the command and ``service.press`` for every button, which hands lesson tokens here.
+:class:`LessonCommands` is a member of :class:`bot.app.Service` (``service.lessons``, as the chat commands are
+``service.chats``): adapters call ``service.lessons.learn`` for the command and ``service.press`` for every
+button, whose bus hands lesson tokens to :meth:`LessonCommands.press`.
 
 A lesson is given in a private place (a private chat, a Discord ephemeral or DM, the terminal): ``/learn`` in
 a group only says where to go. Each step is a new message; a right choice moves the learner's progress on
@@ -76,7 +77,9 @@ def learn_link_text(lang: str, link: str) -> str:
 class LessonCommands:
     """``/learn`` and the lesson buttons (see the module docstring)."""
 
-    deps: ServiceDeps
+    def __init__(self, deps: ServiceDeps) -> None:
+        """Use the service's lesson progress and preferences stores."""
+        self.deps = deps
 
     async def learner_language(self, user: UserRef) -> str:
         """The language of ``user``'s lessons: their private chat's ``/language``, else their client's."""
@@ -110,7 +113,7 @@ class LessonCommands:
         view = _view_of(lang, user.key, new, say(lang, LEARN_HINT) if hint else None)
         return Outcome(messages=(view,))
 
-    async def lesson_press(self, user: UserRef, token: Token) -> Outcome:
+    async def press(self, user: UserRef, token: Token) -> Outcome:
         """A lesson button: checked against the presser's tag and progress, then one step at most."""
         lang = await self.learner_language(user)
         place = token.lesson_place()

@@ -13,11 +13,13 @@ import logging
 import time
 from dataclasses import replace
 
+from bot.app._bus import Bus
 from bot.app._chat_commands import ChatCommands
 from bot.app._deadline_work import DeadlineWork
 from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
 from bot.app._lesson_commands import LessonCommands
+from bot.app._unit_of_work import TableWork
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
@@ -42,11 +44,10 @@ from bot.kernel import (
     TableState,
     TableStatus,
     Token,
-    TokenError,
     UserRef,
     language_token,
     measured_command,
-    parse_token,
+    read_token,
     record_press,
 )
 from bot.screens import Renderer
@@ -74,21 +75,44 @@ NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
 UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 
 
-class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
-    """Platform-neutral commands of the bot: every table change goes through :class:`TableWork` (one
-    compare-and-set per command); deadlines fire through :class:`DeadlineWork`, the chat commands come
-    from :class:`ChatCommands`, the hand history from :class:`HistoryCommands` and the lessons
-    (``/learn``) from :class:`LessonCommands`."""
+class Service:
+    """Platform-neutral commands of the bot, the entry adapters call.
+
+    Its parts are members, as cogs are added to a discord.py bot: :attr:`tables` runs every table change as
+    one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
+    through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
+    ``/help``, the act-once check and the throttle), :attr:`history` the hand history and :attr:`lessons`
+    ``/learn``. A pressed button and an invitation are routed by their type through one table each
+    (:attr:`presses`, :attr:`invites`: the message bus).
+    """
 
     def __init__(self, deps: ServiceDeps) -> None:
         """Use the given stores, clock, randomness and machine players."""
-        super().__init__(deps)
-        self._failed: dict[str, float] = {}
-        """Deadlines whose firing failed, to schedule again once the store answers."""
+        self.deps = deps
+        self.tables = TableWork(deps)
+        self.deadlines = DeadlineWork(deps, self.tables)
+        self.chats = ChatCommands(deps)
+        self.history = HistoryCommands(deps, self.chats)
+        self.lessons = LessonCommands(deps)
+        self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
+        """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
+        self.presses.register(self._lesson_press, LessonChoice, OpenLesson)
+        self.presses.register(self.history.press, OpenHand, ExportMatch)
+        self.presses.register(self._language_press, SetLanguage)
+        self.invites: Bus[Invite] = Bus(key=lambda invite: invite, fallback=self._rules_invite)
+        """What an invitation opened privately does, by its type (the rules for the rest)."""
+        self.invites.register(self._seat_invite, JoinSeat)
+        self.invites.register(self._hand_invite, SendHand)
+        self.invites.register(self._story_invite, ShowStory)
+        self.invites.register(self._lessons_invite, StartLessons)
         self._invited: set[tuple[str, str]] = set()
         """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
         self._reposted: dict[str, float] = {}
         """When ``/newgame`` last posted each table again."""
+
+    async def load_table(self, table_id: str) -> TableState | None:
+        """The stored table, read-only (for adapters and summaries)."""
+        return await self.tables.load_table(table_id)
 
     # --- commands ------------------------------------------------------------------------------------
 
@@ -117,7 +141,7 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
             return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
         # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
         # game's options and its start button).
-        return await self._mutate(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
+        return await self.tables.run(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
 
     def _remember_invited(self, key: tuple[str, str]) -> None:
         if len(self._invited) >= _REPOSTED_CAP:
@@ -160,7 +184,7 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
             return Outcome(answer=say(lang, ALREADY_TABLE), ok=False)
         except StoreUnavailable:
             return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
-        return await self._mutate(table.id, user, lambda ctx: start_game(ctx, user, machines_only=True))
+        return await self.tables.run(table.id, user, lambda ctx: start_game(ctx, user, machines_only=True))
 
     async def _create(self, table: TableState, chat: ChatRef, users: list[str]) -> None:
         """Store a new table, drawing another id if this one is taken (never for a busy chat)."""
@@ -194,42 +218,47 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
                     ctx.messages.append(private)
             return None
 
-        return await self._mutate(table_id, user, step, render_unchanged=True)
+        return await self.tables.run(table_id, user, step, render_unchanged=True)
 
-    async def press(self, user: UserRef, data: object, chat: ChatRef | None = None) -> Outcome:
-        """A button press carrying ``data`` (a token), in ``chat`` when the platform says where.
+    async def press(self, user: UserRef, pressed: object, chat: ChatRef | None = None) -> Outcome:
+        """A button press, in ``chat`` when the platform says where: its token as the adapter parsed it where
+        the press entered (``None``: it did not parse, a forged press), or the raw data of a surface that
+        does not parse it itself (the terminal), parsed here once.
 
         Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
         """
         started = time.perf_counter()
-        try:
-            token: Token | None = parse_token(data)
-        except TokenError:
-            token = None
-        outcome = await self._press(user, token, chat)
+        token = pressed if isinstance(pressed, Token) else read_token(pressed)
+        if token is None:
+            lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
+            outcome = Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
+        else:
+            outcome = await self.presses.handle(user, token, chat)
         action = "forged" if token is None else type(token.command).__name__
         record_press(action, outcome, time.perf_counter() - started)
         return outcome
 
-    async def _press(self, user: UserRef, token: Token | None, chat: ChatRef | None) -> Outcome:
-        if token is None:
-            lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
-            return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
-        if isinstance(token.command, LessonChoice | OpenLesson):  # the presser's lessons, not a table
-            return await self.lesson_press(user, token)
-        if token.table == CHAT_SCOPE:
-            if chat is None or not isinstance(token.command, SetLanguage):
-                return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
-            return await self.set_language(chat, user, token.command.lang)
-        if isinstance(token.command, OpenHand | ExportMatch):  # the history store's, not a live table's
-            return await self.history_press(user, token, chat)
-        outcome = await self._mutate(token.table, user, lambda ctx: dispatch_press(ctx, user, token))
+    async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
+        """A button of a live table: one step of :mod:`bot.table` as one unit of work."""
+        if token.table == CHAT_SCOPE:  # a chat's button whose command has no handler of its own: forged
+            return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
+        outcome = await self.tables.run(token.table, user, lambda ctx: dispatch_press(ctx, user, token))
         if outcome.ok or outcome.failed or outcome.table is None:
             return outcome
         # A refused press may come from a screen that missed an edit (lost in a crash): redraw what the
         # table and the presser's hand show now. Where they show it already, delivery makes no call.
         current = await self.show_table(outcome.table, user, fresh=False)
         return replace(outcome, messages=outcome.messages + current.messages)
+
+    async def _lesson_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
+        """A lesson's button: the presser's lessons, not a table."""
+        return await self.lessons.press(user, token)
+
+    async def _language_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
+        """The language picker's button: the chat's language (only where the platform says which chat)."""
+        if chat is None or token.table != CHAT_SCOPE or not isinstance(token.command, SetLanguage):
+            return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
+        return await self.set_language(chat, user, token.command.lang)
 
     async def redraw_recent(self, within: float = 120.0) -> Outcome:
         """The current views of every live table written in the last ``within`` seconds (start-up: a view
@@ -257,7 +286,7 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
                 ctx.messages.append(private)
             return None
 
-        return await self._mutate(table_id, user, step)
+        return await self.tables.run(table_id, user, step)
 
     async def invitation(self, user_key: str, table_id: str) -> Invitation | None:
         """Whom to invite from the table's group, and to what, when a player cannot be written to privately.
@@ -282,21 +311,28 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
         if (user_key, f"rules:{chat}") in self._invited:
             return None
         self._remember_invited((user_key, f"rules:{chat}"))
-        return await self.chat_language(chat)
+        return await self.chats.chat_language(chat)
 
     async def accept_invite(self, user: UserRef, invite: Invite) -> Outcome:
-        """The player opened the bot through an invitation: take the seat, send the hand or the rules."""
-        if isinstance(invite, JoinSeat):
-            return await self.join_seat(user, invite.table, invite.seat)
-        if isinstance(invite, SendHand):
-            return await self.show_hand(user, invite.table)
-        if isinstance(invite, ShowStory):
-            return await self.history_story(user, invite.table, invite.hand)
-        if isinstance(invite, StartLessons):
-            return await self.learn(ChatRef(user.key, private=True, title=user.name), user, invite.lesson)
+        """The player opened the bot through an invitation: take the seat, send the hand, the story, the
+        lessons or the rules (:attr:`invites` says which)."""
+        return await self.invites.handle(user, invite, None)
+
+    async def _seat_invite(self, user: UserRef, invite: JoinSeat, chat: ChatRef | None) -> Outcome:
+        return await self.join_seat(user, invite.table, invite.seat)
+
+    async def _hand_invite(self, user: UserRef, invite: SendHand, chat: ChatRef | None) -> Outcome:
+        return await self.show_hand(user, invite.table)
+
+    async def _story_invite(self, user: UserRef, invite: ShowStory, chat: ChatRef | None) -> Outcome:
+        return await self.history.story(user, invite.table, invite.hand)
+
+    async def _lessons_invite(self, user: UserRef, invite: StartLessons, chat: ChatRef | None) -> Outcome:
+        return await self.lessons.learn(_private_chat(user), user, invite.lesson)
+
+    async def _rules_invite(self, user: UserRef, invite: Invite, chat: ChatRef | None) -> Outcome:
         # The rules go to the user's private chat (on every platform, its key is the user's).
-        private = ChatRef(user.key, private=True, title=user.name)
-        return await self.rules(private, user, full=True)
+        return await self.chats.rules(_private_chat(user), user, full=True)
 
     async def join_seat(self, user: UserRef, table_id: str, seat: int) -> Outcome:
         """Sit ``user`` at ``seat`` of ``table_id`` (a deep link, when the platform could not reach them)."""
@@ -306,7 +342,7 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
         def step(ctx: TableContext) -> Answer:
             return take_seat(ctx, user, seat), {"team": "A" if seat % 2 == 0 else "B"}
 
-        return await self._mutate(table_id, user, step)
+        return await self.tables.run(table_id, user, step)
 
     async def _chat_table(self, chat: ChatRef) -> str | None:
         return await self.deps.tables.table_for_chat(chat.key)
@@ -320,14 +356,14 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
             return Outcome(answer=say(lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
         if table_id is None:
             return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
-        return await self._mutate(table_id, user, lambda ctx: cancel_table(ctx, user))
+        return await self.tables.run(table_id, user, lambda ctx: cancel_table(ctx, user))
 
     @measured_command("language")
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
         """``/language xx``: the chat's language (also the active table's); without one, a picker."""
         requested = (code or "").strip().lower()[:8]
         if requested not in LANGUAGES:
-            lang = await self._chat_lang(chat, user)
+            lang = await self.chats.language_of(chat, user)
             t = translator(lang)
             text = t.gettext(msg.CHOOSE_LANGUAGE)
             if requested:
@@ -364,7 +400,7 @@ class Service(DeadlineWork, HistoryCommands, LessonCommands, ChatCommands):
             ctx.changed = True
             return None
 
-        outcome = await self._mutate(table_id, user, step)
+        outcome = await self.tables.run(table_id, user, step)
         return Outcome(answer=answer, messages=outcome.messages, table=table_id)
 
 
@@ -372,6 +408,11 @@ def _touch(ctx: TableContext) -> Answer:
     """Arm the pending deadline of a freshly created table."""
     ctx.changed = True
     return None
+
+
+def _private_chat(user: UserRef) -> ChatRef:
+    """The user's private chat with the bot (on every platform, its key is the user's)."""
+    return ChatRef(user.key, private=True, title=user.name)
 
 
 def lobby_renderer(table: TableState, now: float) -> Renderer:

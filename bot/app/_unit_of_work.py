@@ -72,7 +72,7 @@ class TableWork:
                 self._policies[name] = make_policy("baseline")
         return self._policies[name]
 
-    async def _mutate(
+    async def run(
         self,
         table_id: str,
         user: UserRef | None,

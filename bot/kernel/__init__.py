@@ -63,6 +63,7 @@ from bot.kernel._tokens import (
     make_token,
     parse_token,
     pick_code,
+    read_token,
     sena_stamp,
     turn_stamp,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "parse_invite",
     "parse_token",
     "pick_code",
+    "read_token",
     "record_press",
     "rules_link_text",
     "sena_stamp",

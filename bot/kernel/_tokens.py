@@ -293,6 +293,15 @@ class Token:
         return f"{self.table}.{self.stamp}.{self.code}"
 
 
+def read_token(data: object) -> Token | None:
+    """A button's data, parsed once where the press enters the bot: its token, or ``None`` when it is not one
+    (forged, damaged, or from a version that no longer draws it)."""
+    try:
+        return parse_token(data)
+    except TokenError:
+        return None
+
+
 def make_token(table: str, stamp: str, code: str) -> str:
     """Build and check a token string."""
     token = f"{table}.{stamp}.{code}"

@@ -208,10 +208,10 @@ async def run_deadlines(
             await sweep.run_if_due()
             if drain is not None:
                 await drain()  # what other processes fired for the platforms this one serves
-            for outcome in await service.fire_due():
+            for outcome in await service.deadlines.fire_due():
                 await on_outcome(outcome)
-            await service.drain_results()
-            upcoming = await service.next_due()
+            await service.tables.drain_results()
+            upcoming = await service.deadlines.next_due()
         except OUTAGE_ERRORS as exc:  # Redis down or restarting: keep trying, quietly
             outage.failed(exc)
             sweep.soon()
@@ -222,7 +222,7 @@ async def run_deadlines(
         else:
             outage.succeeded()
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        woken = service.deadline_added
+        woken = service.tables.deadline_added
         if not woken.is_set():
             # Sleep until the next deadline, the stop, or a command that schedules a new one.
             waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())]

@@ -64,7 +64,7 @@ async def test_a_service_on_redis_keeps_its_hands_and_exports_them(
     assert isinstance(service.deps.history, RedisHistory) and service.deps.history.retention == 2 * 86400
     outcome = await service.new_machine_table(GROUP, ANE, single_game=True)
     assert outcome.ok and outcome.table is not None
-    shown = await service.history(GROUP, ANE)
+    shown = await service.history.recent(GROUP, ANE)
     assert shown.messages and shown.messages[0].buttons
     exported = await service.press(ANE, history_token(outcome.table, 0, "hexp"), GROUP)
     json_view = exported.messages[0]

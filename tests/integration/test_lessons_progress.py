@@ -115,7 +115,7 @@ async def test_a_learner_goes_on_on_another_worker(
     ane = UserRef("tg:1", "Ane", "en")
     chat = ChatRef(ane.key, private=True)
     one, two = await worker(), await worker()
-    step = (await one.learn(chat, ane, 6)).messages[0]
+    step = (await one.lessons.learn(chat, ane, 6)).messages[0]
     right = step.buttons[0][1].token  # "31": the right total
     moved = await two.press(ane, right)
     assert moved.ok and "2/3" in moved.messages[0].text

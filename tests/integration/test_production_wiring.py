@@ -63,10 +63,10 @@ async def test_a_machine_match_is_rated_once_its_queued_results_are_drained(
     outcome = await service.new_machine_table(chat, USER, single_game=True)
     table = await service.load_table(outcome.table or "")
     assert table is not None and table.status is TableStatus.FINISHED
-    board = await service.leaderboard(chat, USER)
+    board = await service.chats.leaderboard(chat, USER)
     assert "🤖" not in board.messages[0].text  # rated off the command path: nothing yet
-    assert await service.drain_results() == 1  # one game (a single-game table: no vaca, no match)
-    board = await service.leaderboard(chat, USER)
+    assert await service.tables.drain_results() == 1  # one game (a single-game table: no vaca, no match)
+    board = await service.chats.leaderboard(chat, USER)
     assert "🤖" not in board.messages[0].text  # rated, but machine seats are never listed
 
 

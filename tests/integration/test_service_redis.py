@@ -141,8 +141,8 @@ async def test_an_outage_is_answered_and_play_continues_after_it(tmp_path: Path)
         assert (o.ok, o.answer) == (False, UNAVAILABLE)
         o = await h.service.new_table(GROUP, BRAIS)  # the chat's language is unknown: Spanish, the default
         assert not o.ok and o.answer in (UNAVAILABLE, translator("es").gettext(UNAVAILABLE))
-        assert await h.service.fire_due(h.now + 1000) == []
-        o = await h.service.leaderboard(GROUP, ANE)
+        assert await h.service.deadlines.fire_due(h.now + 1000) == []
+        o = await h.service.chats.leaderboard(GROUP, ANE)
         assert not o.ok and o.answer in (UNAVAILABLE, translator("es").gettext(UNAVAILABLE))
 
         restarted = EmbeddedRedis(data, appendonly=True, if_running="fail").start()
@@ -225,10 +225,10 @@ async def test_a_deadline_claimed_by_two_workers_fires_once(
         steps = len(state.match.hand.log)
         if kind in checked and checked[kind] < 2:
             if checked[kind] % 2 == 0:  # both workers' loops claim at the same moment
-                outs = await asyncio.gather(w1.fire_due(), w2.fire_due())
+                outs = await asyncio.gather(w1.deadlines.fire_due(), w2.deadlines.fire_due())
                 fired = [o for batch in outs for o in batch]
             else:  # or both got hold of the key and fire it
-                fired = list(await asyncio.gather(w1.fire(state.table.due_key), w2.fire(state.table.due_key)))
+                fired = list(await asyncio.gather(w1.deadlines.fire(state.table.due_key), w2.deadlines.fire(state.table.due_key)))
                 fired = [o for o in fired if o.messages]
             assert len(fired) == 1, [o.answer for o in fired]
             after = await w1.load(tid)
@@ -241,7 +241,7 @@ async def test_a_deadline_claimed_by_two_workers_fires_once(
             if all(v >= 2 for v in checked.values()):
                 return
         else:
-            await w1.fire_due()
+            await w1.deadlines.fire_due()
     pytest.fail(f"not enough deadlines seen: {checked}")
 
 
@@ -260,7 +260,7 @@ async def test_a_four_machine_match_on_redis_ends_with_a_winner_and_leaderboards
     assert 0 < ttl <= 7 * 86400  # finished tables expire
     # Machine seats are not players: never listed on a leaderboard.
     assert await h.leaderboard.top(GROUP.key) == [] and await h.leaderboard.top(GLOBAL_SCOPE) == []
-    text = (await h.service.leaderboard(GROUP, ANE, "global")).messages[0].text
+    text = (await h.service.chats.leaderboard(GROUP, ANE, "global")).messages[0].text
     assert "🤖" not in text
     assert any(m.slot == "showdown" and "win the match" in m.text for m in o.messages)
     assert not buttons_of(m for m in o.messages if m.slot == "showdown")

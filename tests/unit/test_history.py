@@ -218,10 +218,10 @@ async def test_the_export_replays_through_engine_replay_to_the_same_scores(tmp_p
 async def test_history_lists_the_last_hands_with_buttons_that_open_them() -> None:
     h = Harness()
     await h.service.set_language(GROUP, ANE, "en")
-    empty = await h.service.history(GROUP, ANE)
+    empty = await h.service.history.recent(GROUP, ANE)
     assert "kept for 30 days" in empty.messages[0].text and not empty.messages[0].buttons
     table_id = await _played(h, single_game=True)
-    shown = await h.service.history(GROUP, ANE)
+    shown = await h.service.history.recent(GROUP, ANE)
     (view,) = shown.messages
     assert view.chat == GROUP.key and view.slot == "history" and view.fresh
     hands = sorted(n for n, _ in await h.deps.history.hands(table_id))
@@ -339,7 +339,7 @@ async def test_history_reads_answer_store_unavailable_politely() -> None:
     h.deps.history = Down()
     en = translator("en")
     es = translator("es")  # the chat's language (its default)
-    assert (await h.service.history(GROUP, ANE)).answer == es.gettext(msg.STORE_UNAVAILABLE)
+    assert (await h.service.history.recent(GROUP, ANE)).answer == es.gettext(msg.STORE_UNAVAILABLE)
     pressed = await h.service.press(ANE, "abcd0001.1.hist", GROUP)
     assert pressed.answer == en.gettext(msg.STORE_UNAVAILABLE) and not pressed.messages
 
@@ -348,7 +348,7 @@ async def test_history_in_the_chats_language_and_a_private_story_in_the_readers(
     h = Harness()
     table_id = await _played(h, single_game=True)
     await h.service.set_language(GROUP, ANE, "fr")
-    shown = await h.service.history(GROUP, ANE)
+    shown = await h.service.history.recent(GROUP, ANE)
     assert shown.messages[0].text.startswith("📜 Les dernières donnes de la partie de ce chat\u00a0:")
     basque = UserRef("tg:7", "Miren", "eu")
     opened = await h.service.press(basque, history_token(table_id, 1, "hist"), GROUP)

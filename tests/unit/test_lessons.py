@@ -255,7 +255,7 @@ def token_of(message: OutMessage, label: str) -> str:
 async def test_a_learner_goes_through_a_lesson_with_a_wrong_then_a_right_answer() -> None:
     store = MemoryProgress()
     service = make_service(store)
-    opened = await service.learn(PRIVATE, ANE, 3)
+    opened = await service.lessons.learn(PRIVATE, ANE, 3)
     first = only(opened.messages)
     assert EN.gettext(LEARN_HINT) in first.text
     assert first.user == ANE.key and "Lesson 3/10 · Grande · 1/2" in first.text
@@ -295,10 +295,10 @@ async def test_a_learner_goes_through_a_lesson_with_a_wrong_then_a_right_answer(
 async def test_learn_resumes_where_the_learner_was_on_another_worker() -> None:
     store = MemoryProgress()
     first = make_service(store)
-    step = only((await first.learn(PRIVATE, ANE, 6)).messages)
+    step = only((await first.lessons.learn(PRIVATE, ANE, 6)).messages)
     await first.press(ANE, step.buttons[0][1].token)  # total 31: right
     other = make_service(store)  # another worker, the same store
-    resumed = only((await other.learn(PRIVATE, ANE)).messages)
+    resumed = only((await other.lessons.learn(PRIVATE, ANE)).messages)
     assert "Lesson 6/10 · Juego and punto · 2/3" in resumed.text
 
 
@@ -307,7 +307,7 @@ async def test_the_whole_path_in_every_language() -> None:
         user = UserRef(f"tg:{lang}", "X", lang)
         service = make_service()
         chat = ChatRef(user.key, private=True)
-        message = only((await service.learn(chat, user, 1)).messages)
+        message = only((await service.lessons.learn(chat, user, 1)).messages)
         for lesson in lessons():
             for _deal, step in lesson.steps:
                 outcome = await service.press(user, message.buttons[0][0].token)
@@ -324,14 +324,14 @@ async def test_the_whole_path_in_every_language() -> None:
 
 
 async def test_learn_in_a_group_says_where_to_go() -> None:
-    outcome = await make_service().learn(GROUP, ANE)
+    outcome = await make_service().lessons.learn(GROUP, ANE)
     assert not outcome.ok and outcome.answer == EN.gettext(LEARN_PRIVATELY) and not outcome.messages
 
 
 async def test_learn_an_unknown_lesson() -> None:
     service = make_service()
     for number in (0, 11, "x"):
-        outcome = await service.learn(PRIVATE, ANE, number)
+        outcome = await service.lessons.learn(PRIVATE, ANE, number)
         assert not outcome.ok and outcome.answer == EN.gettext(NO_SUCH_LESSON)
     assert await service.deps.lessons.get(ANE.key) is None
 
@@ -339,7 +339,7 @@ async def test_learn_an_unknown_lesson() -> None:
 async def test_foreign_and_forged_presses_change_nothing() -> None:
     store = MemoryProgress()
     service = make_service(store)
-    step = only((await service.learn(PRIVATE, ANE, 1)).messages)
+    step = only((await service.lessons.learn(PRIVATE, ANE, 1)).messages)
     # Brais presses Ane's button (a forwarded message): someone else's lesson.
     foreign = await service.press(BRAIS, step.buttons[0][0].token)
     assert not foreign.ok and foreign.answer == EN.gettext(LESSON_FOREIGN) and not foreign.messages
@@ -369,10 +369,10 @@ async def test_foreign_and_forged_presses_change_nothing() -> None:
 async def test_the_lessons_speak_the_learners_language() -> None:
     service = make_service()
     basque = UserRef("tg:7", "Miren", "eu")
-    step = only((await service.learn(ChatRef(basque.key, private=True), basque, 3)).messages)
+    step = only((await service.lessons.learn(ChatRef(basque.key, private=True), basque, 3)).messages)
     assert lesson_texts("eu")["grande"].steps[0].say in step.text
     await service.set_language(ChatRef(basque.key, private=True), basque, "gl")
-    step = only((await service.learn(ChatRef(basque.key, private=True), basque)).messages)
+    step = only((await service.lessons.learn(ChatRef(basque.key, private=True), basque)).messages)
     assert lesson_texts("gl")["grande"].steps[0].say in step.text
 
 

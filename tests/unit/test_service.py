@@ -828,7 +828,7 @@ async def test_fire_with_a_garbage_key_changes_nothing(h: Harness) -> None:
         f"{tid}|bogus|1",
         "zzzzzzzz|turn|1-0",
     ):
-        o = await h.service.fire(key)
+        o = await h.service.deadlines.fire(key)
         assert not o.messages or key.startswith(f"{tid}|flash"), key
         assert await snapshot(h, tid) == before
 
@@ -846,9 +846,9 @@ async def test_a_four_machine_match_ends_with_a_winner_and_leaderboards(h: Harne
     assert any(m.slot == "showdown" and "win the match" in m.text for m in o.messages)
     # Machine seats are not players: rated (their rivals' updates need them) but never listed.
     assert await h.leaderboard.top(GROUP.key) == [] and await h.leaderboard.top(GLOBAL_SCOPE) == []
-    text = (await h.service.leaderboard(GROUP, ANE)).messages[0].text
+    text = (await h.service.chats.leaderboard(GROUP, ANE)).messages[0].text
     assert text.startswith("🏆 Leaderboard of this chat") and "🤖" not in text
-    empty = (await h.service.leaderboard(GROUP2, ANE)).messages[0].text
+    empty = (await h.service.chats.leaderboard(GROUP2, ANE)).messages[0].text
     assert "No finished games yet." in empty
     # The chat is free again.
     assert (await h.new_table(GROUP, ANE)).ok
@@ -869,7 +869,7 @@ async def test_stats_after_a_finished_game_show_the_players_line() -> None:
             break
     state = await h.load(tid)
     assert state.table.status is TableStatus.FINISHED
-    stats = (await h.service.stats(GROUP, ANE)).messages[0].text
+    stats = (await h.service.chats.stats(GROUP, ANE)).messages[0].text
     lines = stats.splitlines()
     assert lines[0] == "🏆 Leaderboard of this chat" and lines[2] == "🌍 Global leaderboard"
     for line in (lines[1], lines[3]):
@@ -877,7 +877,7 @@ async def test_stats_after_a_finished_game_show_the_players_line() -> None:
     entry = await h.leaderboard.entry(GROUP.key, ANE.key)
     assert entry is not None and entry.games == 1
     assert f"#{entry.rank}" in lines[1]
-    none = (await h.service.stats(GROUP, BRAIS)).messages[0].text
+    none = (await h.service.chats.stats(GROUP, BRAIS)).messages[0].text
     assert "Brais: no finished games yet." in none
     # The buttons left on screen by the finished game change nothing.
     before = await snapshot(h, tid)
@@ -889,10 +889,10 @@ async def test_stats_after_a_finished_game_show_the_players_line() -> None:
 
 
 async def test_rules_summary_and_full(h: Harness) -> None:
-    o = await h.service.rules(GROUP, ANE)
+    o = await h.service.chats.rules(GROUP, ANE)
     assert len(o.messages) == 1 and o.messages[0].text == rules_summary("en")
     assert "Mus" in o.messages[0].text
-    full = await h.service.rules(GROUP, ANE, full=True)
+    full = await h.service.chats.rules(GROUP, ANE, full=True)
     sections = rules_sections("en")
     assert len(full.messages) == len(sections) >= 3
     # The full rules go to the asker privately (a group would be flooded), rendered from Markdown.
@@ -1164,11 +1164,11 @@ async def test_a_press_whose_write_succeeded_is_not_reported_as_failed() -> None
 async def test_a_flood_of_commands_is_told_to_slow_down_once() -> None:
     h = Harness()
     chat, ane = ChatRef("t:-9", title="G"), UserRef("t:1", "Ane", "en")
-    answers = [await h.service.admit(chat, ane) for _ in range(8)]
+    answers = [await h.service.chats.admit(chat, ane) for _ in range(8)]
     assert answers[:5] == [None] * 5
     assert answers[5] is not None and answers[5].answer is not None and "Slow down" in answers[5].answer
     assert all(a is not None and a.answer is None and not a.messages for a in answers[6:])
-    assert await h.service.admit(chat, UserRef("t:2", "Brais", "en")) is None  # others are not held up
+    assert await h.service.chats.admit(chat, UserRef("t:2", "Brais", "en")) is None  # others are not held up
 
 
 async def test_newgame_during_a_game_posts_the_table_again_at_most_once_per_interval() -> None:
@@ -1229,6 +1229,6 @@ async def test_answers_during_an_outage_keep_the_askers_language() -> None:
     ):
         assert (outcome.ok, outcome.answer) == (False, down)
     # The chat's language cannot be read: what still works speaks the asker's language, not the default.
-    board = await h.service.leaderboard(ChatRef("t:-5", title="G"), basque)
+    board = await h.service.chats.leaderboard(ChatRef("t:-5", title="G"), basque)
     (view,) = board.messages
     assert view.text.startswith(translator("eu").gettext(LEADERBOARD_TITLE))
