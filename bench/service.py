@@ -17,8 +17,8 @@ Modes:
   press (a turn button or a private ``pick``/``discard``) plus the machines' replies up to the human's next
   decision.
 - ``deadlines`` (default, as production runs): machine moves and deals wait for (1 ms) deadlines that
-  ``--fire-loops`` loops fire with ``service.deadlines.fire_due(now)``, as workers do in production. An action is then
-  one human press *or* one fired deadline (machine move or deal); each is timed alone.
+  ``--fire-loops`` loops fire with ``service.deadlines.fire_due(now)``, as workers do in production. An action
+  is then one human press *or* one fired deadline (machine move or deal); each is timed alone.
 
 The service is wired as in production (``bot.ops._bootstrap``): deadlines change inside the table's write,
 results are queued and rated by a background loop, the GC is tuned; ``--no-leaderboard`` leaves the

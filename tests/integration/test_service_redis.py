@@ -228,7 +228,8 @@ async def test_a_deadline_claimed_by_two_workers_fires_once(
                 outs = await asyncio.gather(w1.deadlines.fire_due(), w2.deadlines.fire_due())
                 fired = [o for batch in outs for o in batch]
             else:  # or both got hold of the key and fire it
-                fired = list(await asyncio.gather(w1.deadlines.fire(state.table.due_key), w2.deadlines.fire(state.table.due_key)))
+                key = state.table.due_key
+                fired = list(await asyncio.gather(w1.deadlines.fire(key), w2.deadlines.fire(key)))
                 fired = [o for o in fired if o.messages]
             assert len(fired) == 1, [o.answer for o in fired]
             after = await w1.load(tid)
