@@ -67,7 +67,7 @@ class TelegramHandlers:
 
     async def invite(self, user_key: str, table_id: str) -> None:
         """Tell the table's group, once per table, that a player must open the bot (with a deep link)."""
-        invitation = await self.service.invitation(user_key, table_id)
+        invitation = await self.service.invitations.invitation(user_key, table_id)
         if invitation is None:
             return
         text = invitation.text(self.deep_link(encode_invite(invitation.invite)))
@@ -81,7 +81,7 @@ class TelegramHandlers:
             await self.invite(message.user, message.table)
         elif message.user is not None and message.origin is not None and message.slot == "rules":
             # The group was told "sent privately": say where to read them instead, once.
-            lang = await self.service.rules_invitation(message.user, message.origin)
+            lang = await self.service.invitations.rules_invitation(message.user, message.origin)
             if lang is not None:
                 text = rules_link_text(lang, self.deep_link(RULES_PAYLOAD))
                 self.sender.deliver([OutMessage(slot="notice", text=text, chat=message.origin, fresh=True)])

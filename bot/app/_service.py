@@ -18,6 +18,7 @@ from bot.app._chat_commands import ChatCommands
 from bot.app._deadline_work import DeadlineWork
 from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
+from bot.app._invitations import Invitations
 from bot.app._lesson_commands import LessonCommands
 from bot.app._unit_of_work import TableWork
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
@@ -28,7 +29,6 @@ from bot.kernel import (
     Button,
     ChatRef,
     ExportMatch,
-    Invitation,
     Invite,
     JoinSeat,
     LessonChoice,
@@ -81,9 +81,10 @@ class Service:
     Its parts are members, as cogs are added to a discord.py bot: :attr:`tables` runs every table change as
     one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
     through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
-    ``/help``, the act-once check and the throttle), :attr:`history` the hand history and :attr:`lessons`
-    ``/learn``. A pressed button and an invitation are routed by their type through one table each
-    (:attr:`presses`, :attr:`invites`: the message bus).
+    ``/help``, the act-once check and the throttle), :attr:`history` the hand history, :attr:`lessons`
+    ``/learn`` and :attr:`invitations` whom to invite privately from a group. A pressed button and an
+    invitation are routed by their type through one table each (:attr:`presses`, :attr:`invites`: the message
+    bus).
     """
 
     def __init__(self, deps: ServiceDeps) -> None:
@@ -94,6 +95,7 @@ class Service:
         self.chats = ChatCommands(deps)
         self.history = HistoryCommands(deps, self.chats)
         self.lessons = LessonCommands(deps)
+        self.invitations = Invitations(self.tables, self.chats)
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
         self.presses.register(self._lesson_press, LessonChoice, OpenLesson)
@@ -105,8 +107,6 @@ class Service:
         self.invites.register(self._hand_invite, SendHand)
         self.invites.register(self._story_invite, ShowStory)
         self.invites.register(self._lessons_invite, StartLessons)
-        self._invited: set[tuple[str, str]] = set()
-        """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
         self._reposted: dict[str, float] = {}
         """When ``/newgame`` last posted each table again."""
 
@@ -142,11 +142,6 @@ class Service:
         # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
         # game's options and its start button).
         return await self.tables.run(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
-
-    def _remember_invited(self, key: tuple[str, str]) -> None:
-        if len(self._invited) >= _REPOSTED_CAP:
-            self._invited.clear()  # bounded: at worst someone is invited once more
-        self._invited.add(key)
 
     async def _already(self, table_id: str, user: UserRef, lang: str) -> Outcome:
         """``/newgame`` where a table is open: say so, and post the table again (at most once per
@@ -287,31 +282,6 @@ class Service:
             return None
 
         return await self.tables.run(table_id, user, step)
-
-    async def invitation(self, user_key: str, table_id: str) -> Invitation | None:
-        """Whom to invite from the table's group, and to what, when a player cannot be written to privately.
-
-        ``None`` when there is nobody to invite: no such table, a private table, a user not seated, or one
-        already invited to this table by this worker (a group is told once).
-        """
-        if (user_key, table_id) in self._invited:
-            return None
-        table = await self.load_table(table_id)
-        if table is None or table.private:
-            return None
-        seat = table.seat_of(user_key)
-        if seat is None:
-            return None
-        self._remember_invited((user_key, table_id))
-        invite: Invite = JoinSeat(table_id, seat) if table.status is TableStatus.LOBBY else SendHand(table_id)
-        return Invitation(table.chat, table_id, table.seats[seat].name, table.lang, invite)
-
-    async def rules_invitation(self, user_key: str, chat: str) -> str | None:
-        """The language of a "read the full rules" invitation to post in ``chat`` (once per user and chat)."""
-        if (user_key, f"rules:{chat}") in self._invited:
-            return None
-        self._remember_invited((user_key, f"rules:{chat}"))
-        return await self.chats.chat_language(chat)
 
     async def accept_invite(self, user: UserRef, invite: Invite) -> Outcome:
         """The player opened the bot through an invitation: take the seat, send the hand, the story, the

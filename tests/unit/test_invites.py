@@ -28,14 +28,14 @@ async def test_a_player_is_invited_once_to_what_the_table_needs() -> None:
     h = Harness()
     await english(h)
     tid = await h.lobby(GROUP, ANE, (BRAIS, 1))
-    first = await h.service.invitation(BRAIS.key, tid)
+    first = await h.service.invitations.invitation(BRAIS.key, tid)
     assert first is not None and first.invite == JoinSeat(tid, 1) and first.chat == GROUP.key
     assert "Brais" in first.text("https://link") and "https://link" in first.text("https://link")
-    assert await h.service.invitation(BRAIS.key, tid) is None  # once per table
-    assert await h.service.invitation("tg:999", tid) is None  # not seated
+    assert await h.service.invitations.invitation(BRAIS.key, tid) is None  # once per table
+    assert await h.service.invitations.invitation("tg:999", tid) is None  # not seated
     assert (await h.press(ANE, h.token(tid, "lobby", GROUP.key, "start"))).ok
     assert (await h.load(tid)).table.status is TableStatus.PLAYING
-    playing = await h.service.invitation(ANE.key, tid)
+    playing = await h.service.invitations.invitation(ANE.key, tid)
     assert playing is not None and playing.invite == SendHand(tid)
     # Opening the bot through the link sends the hand privately.
     opened = await h.service.accept_invite(ANE, playing.invite)
