@@ -225,11 +225,11 @@ async def test_a_deadline_claimed_by_two_workers_fires_once(
         steps = len(state.match.hand.log)
         if kind in checked and checked[kind] < 2:
             if checked[kind] % 2 == 0:  # both workers' loops claim at the same moment
-                outs = await asyncio.gather(w1.deadlines.fire_due(), w2.deadlines.fire_due())
+                outs = await asyncio.gather(w1.fire_due(), w2.fire_due())
                 fired = [o for batch in outs for o in batch]
             else:  # or both got hold of the key and fire it
                 key = state.table.due_key
-                fired = list(await asyncio.gather(w1.deadlines.fire(key), w2.deadlines.fire(key)))
+                fired = list(await asyncio.gather(w1.fire(key), w2.fire(key)))
                 fired = [o for o in fired if o.messages]
             assert len(fired) == 1, [o.answer for o in fired]
             after = await w1.load(tid)
@@ -242,7 +242,7 @@ async def test_a_deadline_claimed_by_two_workers_fires_once(
             if all(v >= 2 for v in checked.values()):
                 return
         else:
-            await w1.deadlines.fire_due()
+            await w1.fire_due()
     pytest.fail(f"not enough deadlines seen: {checked}")
 
 
