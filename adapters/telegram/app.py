@@ -16,7 +16,6 @@ from urllib.parse import urlparse
 from telegram import BotCommand, Update
 from telegram.error import TelegramError
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
@@ -27,6 +26,7 @@ from telegram.ext import (
 from adapters.telegram import lessons
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.ids import PREFIX
+from adapters.telegram.rate_limit import ChatRateLimiter
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
 from bot.app import COMMAND_LIST, Service
@@ -78,7 +78,8 @@ def build_application(
         base = settings.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
     if rate_limiter:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=2))  # type: ignore[arg-type]
+        # Telegram's limits per group and per bot, with no bot-wide pause on a 429 (see rate_limit.py).
+        builder = builder.rate_limiter(ChatRateLimiter())
     # Updates are handled concurrently; the store's compare-and-set keeps every table consistent.
     builder = builder.concurrent_updates(16)
     application = builder.build()

@@ -435,7 +435,9 @@ class Table:
             await self.bot.sender.flush(timeout=10.0)
         return record
 
-    async def press_code(self, user: FakeUser, code: str, hand_no: int | None = None) -> CallbackRecord:
+    async def press_code(
+        self, user: FakeUser, code: str, hand_no: int | None = None, *, flush: bool = True
+    ) -> CallbackRecord:
         """Press the turn button ``code`` on the table message of the current hand."""
         if hand_no is None:
             table, _ = await self.state()
@@ -443,7 +445,7 @@ class Table:
         message = self.table_message(hand_no)
         data = [d for _, d in message.buttons if code_of(d) == code and "-" in stamp_of(d)]
         assert data, f"no {code!r} button on the table: {message.buttons}"
-        return await self.press(user, message, data[0])
+        return await self.press(user, message, data[0], flush=flush)
 
     async def command(self, user: FakeUser, text: str, chat: FakeChat | None = None) -> None:
         """``user`` types a command; wait until the bot has fetched and handled it."""
@@ -469,7 +471,9 @@ class Table:
 
     # -- playing --------------------------------------------------------------------------------------
 
-    async def discard(self, seat: int, picks: list[int], *, untoggle: int | None = None) -> None:
+    async def discard(
+        self, seat: int, picks: list[int], *, untoggle: int | None = None, flush: bool = True
+    ) -> None:
         """``seat`` toggles cards on its private hand (one toggled twice if ``untoggle``), then confirms."""
         table, match = await self.state()
         user = self.players[seat]
@@ -479,10 +483,10 @@ class Table:
             # Pick buttons name their card (pick_12o), never a position.
             data = f"{self.table_id}.{table.hand_no}.pick_{card_name(cards[index])}"
             message = await self._private_with(user, data)
-            record = await self.press(user, message, data)
+            record = await self.press(user, message, data, flush=flush)
             assert record.answer is not None
         message = await self._private_with(user, f"{self.table_id}.{table.hand_no}.discard")
-        await self.press(user, message, f"{self.table_id}.{table.hand_no}.discard")
+        await self.press(user, message, f"{self.table_id}.{table.hand_no}.discard", flush=flush)
 
     async def _private_with(self, user: FakeUser, data: str) -> StoredMessage:
         """The private message of ``user`` showing a button with ``data`` (waiting for it to be delivered)."""
@@ -501,10 +505,12 @@ class Table:
         *,
         until: Callable[[TableState, Match | None], bool],
         timeout: float = 8.0,
+        flush: bool = True,
     ) -> None:
         """Humans act (``choose`` returns the code to press, ``None`` for the default) until ``until``.
 
-        Machine seats are left to the bot's deadlines: the loop waits for them.
+        Machine seats are left to the bot's deadlines: the loop waits for them. Without ``flush``, a press
+        does not wait for every chat's views to be delivered (another chat may be waiting out a 429).
         """
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -519,7 +525,7 @@ class Table:
                 await asyncio.sleep(0.01)  # a deal or a machine move is due: the deadline loop does it
                 continue
             if hand.phase is Phase.DISCARD:
-                await self.discard(seat, [0])
+                await self.discard(seat, [0], flush=flush)
                 continue
             # The stored state may be ahead of the screen (a deadline just moved the table): wait for the
             # turn buttons of this very step, as a player waits for them to appear.
@@ -535,7 +541,7 @@ class Table:
 
             codes = await self.tg.wait_for(turn_buttons, timeout=5.0)
             code = (choose(table, match, seat, codes) if choose else None) or default_choice(codes)
-            await self.press_code(self.players[seat], code, table.hand_no)
+            await self.press_code(self.players[seat], code, table.hand_no, flush=flush)
         raise AssertionError("the game did not reach the expected point in time")
 
 

@@ -23,6 +23,11 @@ Every request is checked against the Bot API spec data in ``tests/data/telegram-
   JSON-decoded (only those: a text starting with ``[`` stays text) and checked recursively against the spec's
   object types (required fields, scalar types, arrays, unions, abstract types by their discriminator).
 
+Flood limits, when the server is made with ``limits=TelegramLimits(...)``: a group's new messages per window
+and the bot's calls per second, answered ``429`` with ``retry_after`` as Telegram does
+(:mod:`e2e.fake_telegram_limits`); :meth:`FakeTelegram.limited` lists those calls, which
+:meth:`FakeTelegram.rejected` leaves out unless asked.
+
 Limits enforced (the numbers come from the spec's descriptions where it states them):
 
 * every String field whose description says "A-B characters" / "A-B bytes" — anywhere in a method or a
@@ -78,6 +83,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from aiohttp import web
+
+from .fake_telegram_limits import FloodControl, TelegramLimits
 
 __all__ = [
     "ApiError",
@@ -162,6 +169,7 @@ class ApiError(Exception):
         self.parameters = parameters
         self.detail = detail
         self.injected = False
+        self.limited = False
 
     def payload(self) -> JSON:
         """The JSON body Telegram would answer with."""
@@ -1140,6 +1148,8 @@ class Call:
     response: JSON | None = None
     finished: float | None = None
     injected: bool = False
+    limited: bool = False
+    """Refused by the flood limits (a 429 Telegram would answer too)."""
     cancelled: bool = False
     detail: str | None = None
 
@@ -1213,6 +1223,7 @@ class FakeTelegram:
         privacy_mode: bool = True,
         callback_timeout: float | None = 15.0,
         spec: ApiSpec | None = None,
+        limits: TelegramLimits | None = None,
     ) -> None:
         self.token = token
         self.spec = spec or ApiSpec.load()
@@ -1225,6 +1236,8 @@ class FakeTelegram:
         )
         self.privacy_mode = privacy_mode
         self.callback_timeout = callback_timeout
+        self.flood = None if limits is None else FloodControl(limits)
+        """Telegram's flood limits, when enforced (see :mod:`e2e.fake_telegram_limits`)."""
         self.port = 0
         self.users: dict[int, FakeUser] = {}
         self.chats: dict[int, FakeChat] = {}
@@ -1613,13 +1626,31 @@ class FakeTelegram:
             and (ok is None or (c.done and c.ok == ok))
         ]
 
-    def rejected(self, *, include_injected: bool = False) -> list[Call]:
-        """Calls answered with an error (not counting injected failures unless asked)."""
+    def rejected(self, *, include_injected: bool = False, include_limited: bool = False) -> list[Call]:
+        """Calls answered with an error (not counting injected failures, nor the flood limits' 429s, unless
+        asked)."""
         return [
             c
             for c in self._calls
-            if c.status is not None and not c.ok and (include_injected or not c.injected)
+            if c.status is not None
+            and not c.ok
+            and (include_injected or not c.injected)
+            and (include_limited or not c.limited)
         ]
+
+    def limited(self) -> list[Call]:
+        """Calls the flood limits refused with a 429 (see :mod:`e2e.fake_telegram_limits`)."""
+        return [c for c in self._calls if c.limited]
+
+    def _check_flood(self, method: str, params: JSON) -> None:
+        """A 429 with ``retry_after`` when a call is over Telegram's flood limits (when they are on)."""
+        if self.flood is None:
+            return
+        wait = self.flood.retry_after(method, params, self.now())
+        if wait is not None:
+            error = ApiError(429, f"Too Many Requests: retry after {wait}", parameters={"retry_after": wait})
+            error.limited = True
+            raise error
 
     def messages_in(
         self, chat: FakeChat | int, *, include_deleted: bool = False, from_bot: bool | None = None
@@ -1760,6 +1791,7 @@ class FakeTelegram:
             failure = self._take_failure(spec_method.name, params)
             if failure is not None:
                 raise failure
+            self._check_flood(spec_method.name, params)
             handler = self._handlers.get(spec_method.name)
             if spec_method.name == "getUpdates":
                 result: Any = await self._get_updates(params, request)
@@ -1772,6 +1804,7 @@ class FakeTelegram:
                 result = await handler(params)
         except ApiError as exc:
             call.injected = exc.injected
+            call.limited = exc.limited
             call.detail = exc.detail
             return self._finish(call, exc.payload(), exc.status)
         except asyncio.CancelledError:

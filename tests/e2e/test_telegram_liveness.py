@@ -1,4 +1,4 @@
-"""No chat can slow another, with the production rate limiter on (python-telegram-bot's AIORateLimiter).
+"""No chat can slow another, with the production rate limiter on (adapters/telegram/rate_limit.py).
 
 A flood of commands in one group must leave every other group as quick as ever: handlers never wait on a
 send (answers go through the per-chat lanes), a person who floods is told to slow down once, and ``/newgame``
@@ -26,7 +26,7 @@ from .fake_telegram import FakeTelegram
 
 
 async def start_production_bot(tg: FakeTelegram) -> RunningBot:
-    """A bot as production builds it: AIORateLimiter, one call per second per chat, the real throttle."""
+    """A bot as production builds it: ChatRateLimiter, one call per second per chat, the real throttle."""
     service = memory_service(FAST)
     service.deps.throttle = Throttle()
     return await start_bot(tg, service, min_interval=1.0, rate_limiter=True)
