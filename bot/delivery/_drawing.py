@@ -25,7 +25,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.delivery._pending import Pending, as_edit, versioned
+from bot.delivery._pending import DeleteCopy, Pending, StripButtons, ViewCall, as_edit, versioned
 from bot.delivery._surfaces import Offer, SurfaceStore
 from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
 from bot.kernel import OutMessage
@@ -96,7 +96,7 @@ class Drawer:
         shown = self._shown.get(shown_key)
         claimed = False
         if not versioned(message):
-            if not item.force and not message.fresh and shown is not None and shown.content == content:
+            if not item.forced and not message.fresh and shown is not None and shown.content == content:
                 self.stats["skipped"] += 1
                 return
             known = await self.known(chat_id, message)
@@ -105,8 +105,8 @@ class Drawer:
             # Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
             # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
             # worker that offered it (it shows it).
-            shares = not (item.force or item.reshow or item.recheck or message.fresh)
-            offer = await self.offer(chat_id, message, shares=shares, posts=not item.reshow)
+            shares = item.kind is ViewCall.DRAW and not message.fresh
+            offer = await self.offer(chat_id, message, shares=shares, posts=item.kind is not ViewCall.RESHOW)
             if offer.same:
                 # The worker that offered the same view shows it (posts it, or shows the newest again if one
                 # of its calls went over another's): a call here would only be answered "not modified".
@@ -116,14 +116,14 @@ class Drawer:
                 return
             known, claimed = offer.message_id, offer.claimed
             older = message.since < offer.current
-            if item.recheck and known is not None:
+            if item.kind is ViewCall.RECHECK and known is not None:
                 return  # the worker that posted it drew the newest view after its call
             if offer.posting_elsewhere:
                 # Another worker is posting this epoch's message: after its call it shows the epoch's newest
                 # view (this one, or a newer one), so a second copy would only have to be deleted. Look
                 # again when its claim runs out, in case it died posting.
                 self.stats["left"] += 1
-                self.later(chat_id, Pending(message, recheck=True), offer.claim_left + RECHECK_MARGIN)
+                self.later(chat_id, Pending(message, ViewCall.RECHECK), offer.claim_left + RECHECK_MARGIN)
                 return
             if not offer.accepted and offer.claimed:
                 # A newer view came before this worker could post its epoch's message (a rate limit, a
@@ -141,11 +141,11 @@ class Drawer:
             # drawn first, on any worker (a redraw of the new hand may come before the view that dealt it:
             # that one edits); a view posted again, of the newest epoch, posts it anew (at the bottom).
             post = known is None or (message.again and not older)
-            if item.reshow and post:
+            if item.kind is ViewCall.RESHOW and post:
                 return  # the worker whose view begins a new message posts it; this one only edits
             # Unchanged since this worker showed it, and no other worker showed anything since: no call.
             unchanged = shown is not None and shown.content == content and shown.version == offer.previous
-            if not item.force and not post and unchanged:
+            if not item.forced and not post and unchanged:
                 self.stats["skipped"] += 1
                 self.remember(shown_key, content, message.version)  # what the slot shows is this version
                 return
@@ -226,7 +226,7 @@ class Drawer:
         # buttons (an edit of it may have landed after they were removed).
         elsewhere = newest.message_id is not None and newest.message_id != message_id
         if message.buttons and (elsewhere or newest.current > message.since):
-            queue.insert(0, Pending(message, strip=message_id))
+            queue.insert(0, Pending(message, StripButtons(message_id)))
         view = _stored_view(chat_id, newest.view) if newest.version > message.version else None
         if view is None:
             return
@@ -238,20 +238,19 @@ class Drawer:
         self.stats["reshown"] += 1
         self.forget(key)
         # An edit of whatever message shows the slot: never a second new message.
-        queue.insert(0, Pending(as_edit(view), force=True, reshow=True))
+        queue.insert(0, Pending(as_edit(view), ViewCall.RESHOW))
 
-    async def strip(self, chat_id: str, item: Pending) -> None:
+    async def clear(self, chat_id: str, kind: StripButtons | DeleteCopy) -> None:
         """Remove the buttons of a superseded message, or delete a second copy (its buttons go if the
         platform will not delete it); a message gone or already bare is fine as it is. A rate limit is the
         lane's to wait out."""
-        assert item.strip is not None
         try:
-            if item.duplicate and await self._delete_copy(chat_id, item.strip):
+            if isinstance(kind, DeleteCopy) and await self._delete_copy(chat_id, kind.message_id):
                 return
-            await self.transport.clear_buttons(chat_id, item.strip)
+            await self.transport.clear_buttons(chat_id, kind.message_id)
             self.stats["stripped"] += 1
         except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
-            log.info("buttons of message %s in chat %s stay: %s", item.strip, chat_id, exc)
+            log.info("buttons of message %s in chat %s stay: %s", kind.message_id, chat_id, exc)
         except RateLimited:
             raise
         except DeliveryError as exc:
@@ -295,7 +294,7 @@ class Drawer:
         if not taken:
             # A second copy of the epoch's message (the store answers "not taken" for nothing else): it goes,
             # and the first, which its worker brings to the newest view, stays.
-            queue.insert(0, Pending(message, strip=sent, duplicate=True))
+            queue.insert(0, Pending(message, DeleteCopy(sent)))
         elif replaced is not None and replaced != sent:
             # A new message supersedes the slot's current one: its buttons go, unless it surely has none
             # (this worker's cache says what it drew on that very message, without buttons).
@@ -305,7 +304,7 @@ class Drawer:
             self.remember(shown_key, (message.text, message.buttons), message.version, sent)
         if superseded is not None:
             # The next call of this lane, paced like any other: the new message goes out first.
-            queue.insert(0, Pending(message, strip=superseded))
+            queue.insert(0, Pending(message, StripButtons(superseded)))
         if message.user is not None:
             await self.surfaces.set_reachable(chat_id, True)
         return taken

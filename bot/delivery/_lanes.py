@@ -30,7 +30,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from bot.delivery._drawing import Drawer
-from bot.delivery._pending import Pending, as_edit, older_than, same_slot, versioned
+from bot.delivery._pending import (
+    DeleteCopy,
+    Pending,
+    StripButtons,
+    ViewCall,
+    as_edit,
+    older_than,
+    same_slot,
+    versioned,
+)
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
 from bot.kernel import KEPT_SLOTS, PLATFORM_ERRORS, RATE_LIMITED, RETRY_AFTER, OutMessage, watch_queue
@@ -179,16 +188,16 @@ class Delivery:
             self.drawer.remember(key, content, message.version)
             if message.version > 0:
                 # Another worker may hold a newer view of this slot: the lane checks, with no call to pay.
-                lane.pending.insert(0, Pending(message, check=True))
+                lane.pending.insert(0, Pending(message, ViewCall.CHECK))
                 self._wake(lane)
             return
         self.drawer.forget(key)
         if not any(p.sends and same_slot(p.message, message) for p in lane.pending):
-            lane.pending.append(Pending(as_edit(latest), force=True))
+            lane.pending.append(Pending(as_edit(latest), ViewCall.DRAW_FORCED))
         else:
             for pending in lane.pending:
                 if pending.sends and same_slot(pending.message, message):
-                    pending.force = True
+                    pending.force()
         self._wake(lane)
 
     async def adopt(self, message: OutMessage, message_id: str) -> None:
@@ -263,7 +272,7 @@ class Delivery:
         if message.slot not in COALESCING_SLOTS:
             # Answers and notices: the same one twice in a queue says nothing more, and a lane holds a
             # bounded number (a flooded chat gets the first ones, not an ever-growing backlog).
-            if any(p.strip is None and p.message == message for p in lane.pending):
+            if any(isinstance(p.kind, ViewCall) and p.message == message for p in lane.pending):
                 self.stats["duplicates"] += 1
                 return
             if sum(p.message.slot not in COALESCING_SLOTS for p in lane.pending) >= MAX_PENDING_NOTICES:
@@ -308,7 +317,7 @@ class Delivery:
         try:
             turn: float | None = None  # when the turn this lane waited for began, while no call used it
             while lane.pending:
-                if not lane.pending[0].check and not self._unused(turn):
+                if lane.pending[0].kind is not ViewCall.CHECK and not self._unused(turn):
                     await self._pace(lane)
                     turn = self.clock()
                 item = lane.pending.pop(0)
@@ -344,11 +353,12 @@ class Delivery:
 
     async def _attempt(self, lane: _Lane, item: Pending) -> float | None:
         """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
-        if item.strip is not None:
-            return await self._attempt_strip(lane, item)
+        kind = item.kind
+        if not isinstance(kind, ViewCall):
+            return await self._attempt_clear(lane, item, kind)
         message = item.message
         try:
-            if item.check:
+            if kind is ViewCall.CHECK:
                 await self.drawer.check_shown(lane.chat_id, lane.pending, message)
                 return None
             await self.drawer.draw(lane.chat_id, lane.pending, item)
@@ -385,11 +395,13 @@ class Delivery:
             )
         return None
 
-    async def _attempt_strip(self, lane: _Lane, item: Pending) -> float | None:
+    async def _attempt_clear(
+        self, lane: _Lane, item: Pending, kind: StripButtons | DeleteCopy
+    ) -> float | None:
         """Remove the buttons of a superseded message (delete a second copy); on a rate limit, put it back
         (a bounded number of times) and return the wait."""
         try:
-            await self.drawer.strip(lane.chat_id, item)
+            await self.drawer.clear(lane.chat_id, kind)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             item.attempts += 1
