@@ -13,13 +13,17 @@ lane, so that a chat never shows two live keyboards for one slot — unless the 
 proves the old one had none.
 
 Each call is made by a :class:`~bot.delivery._drawing.Drawer`, which keeps several workers drawing one table
-on its newest state (views carry their table version; see :mod:`bot.delivery._drawing`).
+on its newest state (views carry their table version; see :mod:`bot.delivery._drawing`). The drawer answers
+each call with what comes next, and the lane queues it: the calls it decided on (a newer view shown again,
+buttons to remove, a second copy to delete) are the lane's next ones, paced like any other, and a view left
+to another worker's post is queued again once that worker's claim to post ran out.
 
 The platform is a :class:`~bot.delivery._transport.Transport` (send, edit, clear the buttons, delete) whose
 failures are typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits,
 then sends the newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the
 user and drops their private views without affecting the table; other refusals are logged and the view
-dropped. If the surfaces store fails, the view is dropped (logged).
+dropped. If the surfaces store fails, the view is dropped (logged); what the drawer decided before the
+failure still comes next.
 """
 
 from __future__ import annotations
@@ -30,8 +34,17 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from bot.delivery._drawing import Drawer
-from bot.delivery._pending import DeleteCopy, Pending, StripButtons, ViewCall, as_edit, older_than, versioned
+from bot.delivery._drawing import Drawer, RecordFailed
+from bot.delivery._pending import (
+    CallLater,
+    DeleteCopy,
+    FollowUps,
+    Pending,
+    StripButtons,
+    ViewCall,
+    as_edit,
+    older_than,
+)
 from bot.delivery._queue import MAX_PENDING_NOTICES, Lane
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
@@ -94,7 +107,7 @@ class Delivery:
         self.stats: dict[str, int] = dict.fromkeys(STATS, 0)
         """How many times each of :data:`STATS` happened."""
         self._counted = CountingTransport(transport)
-        self.drawer = Drawer(self._counted, surfaces, self.stats, self._later)
+        self.drawer = Drawer(self._counted, surfaces, self.stats)
         """Draws each view on its slot's message (and remembers what it drew)."""
         self._timers: set[asyncio.TimerHandle] = set()
 
@@ -153,18 +166,16 @@ class Delivery:
         chat_id = destination(message)
         if chat_id is None or not self.transport.owns(chat_id):
             return
-        key = (chat_id, message.table, message.slot)
-        content = (message.text, message.buttons)
         lane = self._lane(chat_id)
-        latest = self._latest.get(key)
-        if latest is None or (latest.text, latest.buttons) == content:
-            self.drawer.remember(key, content, message.version)
+        latest = self._latest.get((chat_id, message.table, message.slot))
+        if latest is None or (latest.text, latest.buttons) == (message.text, message.buttons):
+            self.drawer.shown.remember(chat_id, message)
             if message.version > 0:
                 # Another worker may hold a newer view of this slot: the lane checks, with no call to pay.
                 lane.pending.insert(0, Pending(message, ViewCall.CHECK))
                 self._wake(lane)
             return
-        self.drawer.forget(key)
+        self.drawer.shown.forget(chat_id, message)
         waiting = lane.views_of(message)
         if not waiting:
             lane.pending.append(Pending(as_edit(latest), ViewCall.DRAW_FORCED))
@@ -183,12 +194,9 @@ class Delivery:
             return
         lane = self._lane(chat_id)
         try:
-            known = await self.drawer.known(chat_id, message)
-            if versioned(message):
-                await self.drawer.offer(chat_id, message)
-            if await self.drawer.record_sent(chat_id, lane.pending, message, message_id, known):
-                await self.drawer.after_call(chat_id, lane.pending, message, message_id)
-        except StoreUnavailable:
+            self._follow(lane, await self.drawer.adopt(chat_id, message, message_id))
+        except StoreUnavailable as failure:
+            self._follow_unfinished(lane, failure)
             log.warning("surfaces store unavailable; a reply's message id was not kept")
         self._wake(lane)
 
@@ -240,6 +248,18 @@ class Delivery:
             self.stats[refused] += 1
         if refused == "dropped":
             log.info("chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES)
+
+    def _follow(self, lane: Lane, then: FollowUps) -> None:
+        """Queue what the drawer said comes next: calls to make next, and calls to queue again later."""
+        lane.call_next(then)
+        for follow in then:
+            if isinstance(follow, CallLater):
+                self._later(lane.chat_id, follow.call, follow.seconds)
+
+    def _follow_unfinished(self, lane: Lane, failure: StoreUnavailable) -> None:
+        """The store failed during a drawer's call: the follow-ups it decided before, if any, still hold."""
+        if isinstance(failure, RecordFailed):
+            self._follow(lane, failure.then)
 
     def _later(self, chat_id: str, item: Pending, delay: float) -> None:
         """Queue ``item`` again in ``delay`` seconds (unless a newer view of its slot is waiting then)."""
@@ -317,9 +337,9 @@ class Delivery:
         message = item.message
         try:
             if kind is ViewCall.CHECK:
-                await self.drawer.check_shown(lane.chat_id, lane.pending, message)
-                return None
-            await self.drawer.draw(lane.chat_id, lane.pending, item)
+                self._follow(lane, await self.drawer.check_shown(lane.chat_id, message))
+            else:
+                self._follow(lane, await self.drawer.draw(lane.chat_id, item))
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             RATE_LIMITED.labels(self.platform).inc()
@@ -328,7 +348,8 @@ class Delivery:
             return exc.retry_after
         except Unreachable:
             await self._unreachable(lane, message)
-        except StoreUnavailable:
+        except StoreUnavailable as failure:
+            self._follow_unfinished(lane, failure)
             log.warning("surfaces store unavailable; a view was not delivered")
         except DeliveryError as exc:
             PLATFORM_ERRORS.labels(self.platform, type(exc).__name__.lower()).inc()

@@ -1,8 +1,9 @@
-"""One call a delivery lane will make (:class:`Pending`) and what kind of call it is (:data:`Kind`), and how
-views of one slot compare: the same message (:func:`same_slot`), an older table version (:func:`older_than`),
-an edit (:func:`as_edit`).
+"""One call a delivery lane will make (:class:`Pending`) and what kind of call it is (:data:`Kind`), the
+calls the drawer says come next (:data:`FollowUp`), and how views of one slot compare: the same message
+(:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`).
 
-The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls.
+The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls
+and answers with the follow-ups, which the lanes queue in turn.
 """
 
 from __future__ import annotations
@@ -95,6 +96,27 @@ class Pending:
         self.message = newer
         if self.kind is ViewCall.RESHOW:
             self.kind = ViewCall.DRAW_FORCED
+
+
+@dataclass(frozen=True, slots=True)
+class CallNext:
+    """Make this call next, before anything waiting in the lane (paced like any other call)."""
+
+    call: Pending
+
+
+@dataclass(frozen=True, slots=True)
+class CallLater:
+    """Queue this call again in ``seconds``, unless a newer view of its slot is waiting then."""
+
+    call: Pending
+    seconds: float
+
+
+FollowUp = CallNext | CallLater
+"""A call the drawer decided on after one of its own: the lane queues it."""
+FollowUps = tuple[FollowUp, ...]
+"""What the lane does after a drawer's call, in order (the calls to make next, in the order they are made)."""
 
 
 def same_slot(a: OutMessage, b: OutMessage) -> bool:

@@ -2,7 +2,9 @@
 
 Views of the same table and slot (``lobby``, ``table``, ``hand``: :data:`COALESCING_SLOTS`) coalesce: a newer
 state takes the place of the pending one, so no queue of stale edits ever builds up. Views of other slots
-(answers, notices, rules…) wait in order, each once, and a bounded number of them.
+(answers, notices, rules…) wait in order, each once, and a bounded number of them. What the drawer says comes
+next (a view shown again, buttons to remove, a copy to delete: :data:`~bot.delivery._pending.FollowUps`) goes
+to the front.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.delivery._pending import Pending, ViewCall, same_slot
+from bot.delivery._pending import CallNext, FollowUps, Pending, ViewCall, same_slot
 from bot.kernel import KEPT_SLOTS, OutMessage
 
 #: Slots whose newer state replaces a pending older one (the kept slots).
@@ -64,6 +66,11 @@ class Lane:
             again = item.attempts < max_attempts
         if again:
             self.pending.insert(0, item)
+
+    def call_next(self, then: FollowUps) -> None:
+        """Put the calls ``then`` says to make next at the front of the queue, in their order (a call to
+        make later waits for a timer of the lane's delivery, not in the queue)."""
+        self.pending[0:0] = [follow.call for follow in then if isinstance(follow, CallNext)]
 
     @property
     def busy(self) -> bool:
