@@ -1,16 +1,19 @@
 """Delivering views to a chat platform: one lane per chat, latest state wins, within the platform's limits.
 
 * :mod:`bot.delivery._transport` — the :class:`Transport` an adapter implements and its typed failures;
-* :mod:`bot.delivery._lanes` — :class:`Delivery`: lanes, coalescing, pacing, retries;
-* :mod:`bot.delivery._drawing` and :mod:`bot.delivery._pending` — one call of a lane: which message shows a
-  view, kept on the newest state across workers;
+* :mod:`bot.delivery._lanes` — :class:`Delivery`: lanes, pacing, retries; :mod:`bot.delivery._queue` — a
+  lane's queue, where views of one slot coalesce;
+* :mod:`bot.delivery._drawing` — one call of a lane: which message shows a view, kept on the newest state
+  across workers, answered with the calls that come next; :mod:`bot.delivery._pending` — what kind of call a
+  lane queues; :mod:`bot.delivery._shown` — what this worker last drew on each slot;
 * :mod:`bot.delivery._surfaces` (Redis) and :mod:`bot.delivery._surfaces_memory` — which message shows each
   slot, with their scripts in :mod:`bot.delivery._surface_scripts`;
 * :mod:`bot.delivery._outbox` — views fired here for a platform another process serves.
 """
 
-from bot.delivery._lanes import COALESCING_SLOTS, Delivery, destination
+from bot.delivery._lanes import Delivery, destination
 from bot.delivery._outbox import MemoryOutbox, Outbox, RedisOutbox
+from bot.delivery._queue import COALESCING_SLOTS
 from bot.delivery._surfaces import RedisSurfaces, SurfaceStore, split_key
 from bot.delivery._transport import MessageGone, NotModified, RateLimited, Refused, Unreachable
 

@@ -13,6 +13,21 @@ posted all the same is deleted. The message is edited after that. After each cal
 newer view offered meanwhile is drawn again (this call may have landed after it), and a message that is no
 longer its epoch's, or whose hand is over, loses its buttons. Views that know no version (answers, notices)
 are drawn as they come.
+
+The drawer never touches a lane's queue: each of its calls answers with what the lane does next
+(:data:`~bot.delivery._pending.FollowUps`, in order; none when the view was drawn, skipped or superseded):
+
+* ``CallNext(Pending(view, ViewCall.RESHOW))`` — another worker offered a newer view meanwhile: show it again,
+  as an edit of whatever message shows the slot (this call may have landed after that worker's);
+* ``CallNext(Pending(view, StripButtons(message_id)))`` — that message is superseded (a new message shows the
+  slot, another worker's message is its epoch's, or a newer hand's is on screen): its buttons go;
+* ``CallNext(Pending(view, DeleteCopy(message_id)))`` — that message is a second copy of its epoch's, posted
+  while another worker posted the first: it goes;
+* ``CallLater(Pending(view, ViewCall.RECHECK), seconds)`` — another worker is posting the view's epoch's
+  message: look again when its claim runs out.
+
+If the store fails once the platform took a call, :class:`RecordFailed` carries the follow-ups decided until
+then (a superseded message loses its buttons all the same).
 """
 
 from __future__ import annotations
@@ -22,64 +37,64 @@ import contextlib
 import hashlib
 import logging
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.delivery._pending import Pending, as_edit, versioned
-from bot.delivery._surfaces import Offer, SurfaceStore
+from bot.delivery._pending import (
+    CallLater,
+    CallNext,
+    DeleteCopy,
+    FollowUps,
+    Pending,
+    StripButtons,
+    ViewCall,
+    as_edit,
+    versioned,
+)
+from bot.delivery._shown import ShownCache
+from bot.delivery._surfaces import Newest, Offer, SurfaceStore
 from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
 from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
-_SHOWN_CAP = 50_000
 #: Seconds after another worker's claim to post runs out before looking whether it posted.
 RECHECK_MARGIN = 0.1
+
+
+class RecordFailed(StoreUnavailable):
+    """The platform took a call, then the store failed while it was recorded or looked at again: the
+    follow-ups decided until then (``then``) are still to be made."""
+
+    def __init__(self, then: FollowUps) -> None:
+        """Carry ``then``, the follow-ups decided before the store failed."""
+        super().__init__("the surfaces store failed after a call")
+        self.then = then
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """The call that draws a view: an edit of message ``known``, or a post (``post``, or no message yet)."""
+
+    message: OutMessage
+    known: str | None
+    post: bool
+    claimed: bool = False
+    """This worker holds the claim to post the view's epoch's message (renewed while the post waits)."""
 
 
 class Drawer:
     """Draws views on their slots' messages through one platform's transport; remembers what it drew."""
 
-    def __init__(
-        self,
-        transport: Transport,
-        surfaces: SurfaceStore,
-        stats: dict[str, int],
-        later: Callable[[str, Pending, float], None],
-    ) -> None:
-        """Call ``transport``; keep message ids and views in ``surfaces``; count calls in ``stats``;
-        ``later(chat, pending, seconds)`` queues a call again after a while."""
-        self.later = later
+    def __init__(self, transport: Transport, surfaces: SurfaceStore, stats: dict[str, int]) -> None:
+        """Call ``transport``; keep message ids and views in ``surfaces``; count calls in ``stats``."""
         self.transport = transport
         self.surfaces = surfaces
         self.stats = stats
         self.token = secrets.token_hex(6)
         """This worker's name in the store's claims to post a message."""
-        # What each slot shows now, so that an unchanged view costs no call (a cache: losing it is harmless).
-        self._shown: dict[tuple[str, str, str], Shown] = {}
-
-    def cached(self, key: tuple[str, str, str]) -> Shown | None:
-        """What this worker last drew on a slot (``(chat, table, slot)``), if it remembers."""
-        return self._shown.get(key)
-
-    def forget(self, key: tuple[str, str, str]) -> None:
-        """The slot's message was changed behind this cache (an adapter drew on it)."""
-        self._shown.pop(key, None)
-
-    def remember(
-        self,
-        key: tuple[str, str, str],
-        content: tuple[str, object],
-        version: int,
-        message_id: str | None = None,
-    ) -> None:
-        """Remember what a slot shows now (and on which message, when known)."""
-        if len(self._shown) >= _SHOWN_CAP:
-            self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
-        if message_id is None and (previous := self._shown.get(key)) is not None:
-            message_id = previous.message_id
-        self._shown[key] = Shown(content, version, message_id)
+        self.shown = ShownCache()
+        """What each slot shows now, as this worker drew it: an unchanged view costs no call."""
 
     async def known(self, chat_id: str, message: OutMessage) -> str | None:
         """The message that shows the view's slot now, if the slot is one that messages are kept for."""
@@ -87,91 +102,116 @@ class Drawer:
             return None
         return await self.surfaces.get(message.table, chat_id, message.slot)
 
-    async def draw(self, chat_id: str, queue: list[Pending], item: Pending) -> None:
-        """Make the chat show one view (a call, or none if it shows it already or a newer one is due);
-        follow-up calls (a view shown again, buttons to remove) go to the front of ``queue``."""
-        message = item.message
-        shown_key = (chat_id, message.table, message.slot)
-        content = (message.text, message.buttons)
-        shown = self._shown.get(shown_key)
-        claimed = False
-        if not versioned(message):
-            if not item.force and not message.fresh and shown is not None and shown.content == content:
-                self.stats["skipped"] += 1
-                return
-            known = await self.known(chat_id, message)
-            post = message.fresh or known is None
+    async def draw(self, chat_id: str, item: Pending) -> FollowUps:
+        """Make the chat show one view (a call, or none if it shows it already or a newer one is due); what
+        the lane does next."""
+        if versioned(item.message):
+            call = await self._plan_versioned(chat_id, item)
         else:
-            # Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
-            # cards: its epoch) goes out, and one that shows what the newest offered shows is left to the
-            # worker that offered it (it shows it).
-            shares = not (item.force or item.reshow or item.recheck or message.fresh)
-            offer = await self.offer(chat_id, message, shares=shares, posts=not item.reshow)
-            if offer.same:
-                # The worker that offered the same view shows it (posts it, or shows the newest again if one
-                # of its calls went over another's): a call here would only be answered "not modified".
-                self.stats["skipped"] += 1
-                if shown is None or shown.content != content:
-                    self.forget(shown_key)
-                return
-            known, claimed = offer.message_id, offer.claimed
-            older = message.since < offer.current
-            if item.recheck and known is not None:
-                return  # the worker that posted it drew the newest view after its call
-            if offer.posting_elsewhere:
-                # Another worker is posting this epoch's message: after its call it shows the epoch's newest
-                # view (this one, or a newer one), so a second copy would only have to be deleted. Look
-                # again when its claim runs out, in case it died posting.
-                self.stats["left"] += 1
-                self.later(chat_id, Pending(message, recheck=True), offer.claim_left + RECHECK_MARGIN)
-                return
-            if not offer.accepted and offer.claimed:
-                # A newer view came before this worker could post its epoch's message (a rate limit, a
-                # paced lane), and its worker left it to this one: post the newest.
-                newest = await self._newest_view(chat_id, message)
-                if newest is None:
-                    return
-                message, content = newest, (newest.text, newest.buttons)
-            elif not offer.accepted or (known is None and older):
-                # A newer view of its epoch came, or its epoch's message was never posted and a newer
-                # hand's is on screen: nothing to draw.
-                self.stats["superseded"] += 1
-                return
-            # A new message begins each epoch (a new hand, new cards), posted by whichever view of it is
-            # drawn first, on any worker (a redraw of the new hand may come before the view that dealt it:
-            # that one edits); a view posted again, of the newest epoch, posts it anew (at the bottom).
-            post = known is None or (message.again and not older)
-            if item.reshow and post:
-                return  # the worker whose view begins a new message posts it; this one only edits
-            # Unchanged since this worker showed it, and no other worker showed anything since: no call.
-            unchanged = shown is not None and shown.content == content and shown.version == offer.previous
-            if not item.force and not post and unchanged:
-                self.stats["skipped"] += 1
-                self.remember(shown_key, content, message.version)  # what the slot shows is this version
-                return
-        if known is not None and not post:
-            try:
-                await self.transport.edit(chat_id, known, message)
-                self.stats["edit"] += 1
-            except NotModified:
-                self.stats["not_modified"] += 1
-            except MessageGone:  # deleted: post it again
-                since = message.since if versioned(message) else None
-                await self.surfaces.forget(message.table, chat_id, message.slot, since)
-                known = None
-            if known is not None:
-                self.remember(shown_key, content, message.version, known)
-                await self.after_call(chat_id, queue, message, known)
-                return
-        renewing = asyncio.create_task(self._renew(chat_id, message)) if claimed else None
+            call = await self._plan_unversioned(chat_id, item)
+        if isinstance(call, _Call):
+            return await self._edit_or_post(chat_id, call)
+        return call  # no call: what comes next, if anything
+
+    async def _plan_unversioned(self, chat_id: str, item: Pending) -> _Call | FollowUps:
+        """A view that knows no table version is drawn as it comes, unless this worker's cache says its slot
+        shows it already."""
+        message = item.message
+        shown = self.shown.get(chat_id, message)
+        if not item.forced and not message.fresh and shown is not None and shown.shows(message):
+            self.stats["skipped"] += 1
+            return ()
+        known = await self.known(chat_id, message)
+        return _Call(message, known, post=message.fresh or known is None)
+
+    async def _plan_versioned(self, chat_id: str, item: Pending) -> _Call | FollowUps:
+        """Other workers may show this slot too: only a view at least as new as theirs (of its hand, or
+        cards: its epoch) goes out, and one that shows what the newest offered shows is left to the worker
+        that offered it (it shows it)."""
+        message, kind = item.message, item.kind
+        shown = self.shown.get(chat_id, message)
+        shares = kind is ViewCall.DRAW and not message.fresh
+        offer = await self.offer(chat_id, message, shares=shares, posts=kind is not ViewCall.RESHOW)
+        if offer.same:
+            # The worker that offered the same view shows it (posts it, or shows the newest again if one
+            # of its calls went over another's): a call here would only be answered "not modified".
+            self.stats["skipped"] += 1
+            if shown is None or not shown.shows(message):
+                self.shown.forget(chat_id, message)
+            return ()
+        if kind is ViewCall.RECHECK and offer.message_id is not None:
+            return ()  # the worker that posted it drew the newest view after its call
+        if offer.posting_elsewhere:
+            # Another worker is posting this epoch's message: after its call it shows the epoch's newest
+            # view (this one, or a newer one), so a second copy would only have to be deleted. Look
+            # again when its claim runs out, in case it died posting.
+            self.stats["left"] += 1
+            return (CallLater(Pending(message, ViewCall.RECHECK), offer.claim_left + RECHECK_MARGIN),)
+        view = await self._view_to_draw(chat_id, message, offer)
+        if view is None:
+            return ()
+        # A new message begins each epoch (a new hand, new cards), posted by whichever view of it is
+        # drawn first, on any worker (a redraw of the new hand may come before the view that dealt it:
+        # that one edits); a view posted again, of the newest epoch, posts it anew (at the bottom).
+        post = offer.message_id is None or (view.again and message.since >= offer.current)
+        if kind is ViewCall.RESHOW and post:
+            return ()  # the worker whose view begins a new message posts it; this one only edits
+        # Unchanged since this worker showed it, and no other worker showed anything since: no call.
+        unchanged = shown is not None and shown.shows(view) and shown.version == offer.previous
+        if not item.forced and not post and unchanged:
+            self.stats["skipped"] += 1
+            self.shown.remember(chat_id, view)  # what the slot shows is this version
+            return ()
+        return _Call(view, offer.message_id, post, offer.claimed)
+
+    async def _view_to_draw(self, chat_id: str, message: OutMessage, offer: Offer) -> OutMessage | None:
+        """What to draw once ``message`` was offered: itself, the epoch's newest view, or nothing."""
+        if not offer.accepted and offer.claimed:
+            # A newer view came before this worker could post its epoch's message (a rate limit, a
+            # paced lane), and its worker left it to this one: post the newest.
+            return await self._newest_view(chat_id, message)
+        if not offer.accepted or (offer.message_id is None and message.since < offer.current):
+            # A newer view of its epoch came, or its epoch's message was never posted and a newer
+            # hand's is on screen: nothing to draw.
+            self.stats["superseded"] += 1
+            return None
+        return message
+
+    async def _edit_or_post(self, chat_id: str, call: _Call) -> FollowUps:
+        """Edit the message that shows the view's slot, or post a new one (also when that one is gone)."""
+        message, known = call.message, call.known
+        if known is not None and not call.post:
+            if await self._edit(chat_id, known, message):
+                self.shown.remember(chat_id, message, known)
+                return await self.after_call(chat_id, message, known)
+            known = None
+        sent = await self._send(chat_id, message, renew_claim=call.claimed)
+        return await self.posted(chat_id, message, sent, known)
+
+    async def _edit(self, chat_id: str, message_id: str, message: OutMessage) -> bool:
+        """Make ``message_id`` show the view; False if that message is gone (then it is forgotten, and the
+        view posted again)."""
+        try:
+            await self.transport.edit(chat_id, message_id, message)
+            self.stats["edit"] += 1
+        except NotModified:
+            self.stats["not_modified"] += 1
+        except MessageGone:
+            since = message.since if versioned(message) else None
+            await self.surfaces.forget(message.table, chat_id, message.slot, since)
+            return False
+        return True
+
+    async def _send(self, chat_id: str, message: OutMessage, *, renew_claim: bool) -> str:
+        """Post the view as a new message; its id. ``renew_claim``: this worker holds the claim to post it."""
+        renewing = asyncio.create_task(self._renew(chat_id, message)) if renew_claim else None
         try:
             sent = await self.transport.send(chat_id, message)
         finally:
             if renewing is not None:
                 renewing.cancel()
         self.stats["send"] += 1
-        if await self.record_sent(chat_id, queue, message, sent, known):
-            await self.after_call(chat_id, queue, message, sent)
+        return sent
 
     async def _renew(self, chat_id: str, message: OutMessage) -> None:
         """Keep this worker's claim to post the epoch's message while its call waits (a rate limiter may hold
@@ -206,52 +246,107 @@ class Drawer:
             poster=self.token if posts else "",
         )
 
-    async def check_shown(self, chat_id: str, queue: list[Pending], message: OutMessage) -> None:
+    async def check_shown(self, chat_id: str, message: OutMessage) -> FollowUps:
         """The adapter showed ``message`` on the slot's message itself: record it as the slot's newest, or
         show the newest again if another worker had a newer one (this one may have gone over it)."""
         offer = await self.offer(chat_id, message)
-        if offer.message_id is not None:
-            await self.after_call(chat_id, queue, message, offer.message_id)
+        if offer.message_id is None:
+            return ()
+        return await self.after_call(chat_id, message, offer.message_id)
 
-    async def after_call(
-        self, chat_id: str, queue: list[Pending], message: OutMessage, message_id: str
-    ) -> None:
+    async def adopt(self, chat_id: str, message: OutMessage, message_id: str) -> FollowUps:
+        """The adapter posted ``message`` itself, as ``message_id``: it shows the slot as if this worker had
+        posted it (:meth:`posted`)."""
+        known = await self.known(chat_id, message)
+        if versioned(message):
+            await self.offer(chat_id, message)
+        return await self.posted(chat_id, message, message_id, known)
+
+    async def posted(self, chat_id: str, message: OutMessage, sent: str, known: str | None) -> FollowUps:
+        """``sent``, a new message, now shows the view: record it as its slot's (the message ``known`` to
+        show the slot until now loses its buttons), then look again (:meth:`after_call`).
+        :class:`RecordFailed`, with the follow-ups decided so far, if the store fails after the record."""
+        taken, then = await self._record(chat_id, message, sent, known)
+        try:
+            if message.user is not None:
+                await self.surfaces.set_reachable(chat_id, True)
+            if taken:
+                # A newer view shown again goes first, then the buttons to remove (this message's, then
+                # those of the message it replaced).
+                then = await self.after_call(chat_id, message, sent) + then
+        except StoreUnavailable as exc:
+            raise RecordFailed(then) from exc
+        return then
+
+    async def _record(
+        self, chat_id: str, message: OutMessage, sent: str, known: str | None
+    ) -> tuple[bool, FollowUps]:
+        """Record ``sent`` as the message that shows the slot; whether it was taken, and the follow-ups: the
+        message that showed the slot until now loses its buttons — or, not taken (another worker's message of
+        the same or a newer epoch shows the slot already), ``sent`` is the one superseded, and goes."""
+        shown = self.shown.get(chat_id, message)
+        taken, replaced = True, known
+        if versioned(message):
+            # What the slot showed when the record was made (another worker may have posted since the
+            # offer): that one is superseded now, or this one is.
+            taken, replaced = await self.surfaces.record(
+                message.table, chat_id, message.slot, sent, since=message.since, replacing=known
+            )
+        elif message.kept:
+            await self.surfaces.set(message.table, chat_id, message.slot, sent)
+        if not taken:
+            # A second copy of the epoch's message (the store answers "not taken" for nothing else): it goes,
+            # and the first, which its worker brings to the newest view, stays.
+            return False, (CallNext(Pending(message, DeleteCopy(sent))),)
+        if message.kept:
+            self.shown.remember(chat_id, message, sent)
+        # A new message supersedes the slot's current one: its buttons go, unless it surely has none
+        # (this worker's cache says what it drew on that very message, without buttons).
+        if replaced is None or replaced == sent or (shown is not None and shown.bare(replaced)):
+            return True, ()
+        # The next call of this lane, paced like any other: the new message goes out first.
+        return True, (CallNext(Pending(message, StripButtons(replaced))),)
+
+    async def after_call(self, chat_id: str, message: OutMessage, message_id: str) -> FollowUps:
         """``message_id`` now shows ``message``. If another worker offered a newer view of the slot meanwhile,
         this call may have landed after that worker's: show the newest again (the next call of this lane);
         and if another worker made a new message show the slot, this one loses its buttons."""
         if not versioned(message):
-            return
+            return ()
         newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
         # Another worker's message is this epoch's, or a newer hand's is on screen: this one keeps no
         # buttons (an edit of it may have landed after they were removed).
         elsewhere = newest.message_id is not None and newest.message_id != message_id
+        strip: FollowUps = ()
         if message.buttons and (elsewhere or newest.current > message.since):
-            queue.insert(0, Pending(message, strip=message_id))
+            strip = (CallNext(Pending(message, StripButtons(message_id))),)
+        return self._show_newest(chat_id, message, message_id, newest) + strip
+
+    def _show_newest(self, chat_id: str, message: OutMessage, message_id: str, newest: Newest) -> FollowUps:
+        """Show the epoch's newest view again if it is newer than ``message`` and shows something else."""
         view = _stored_view(chat_id, newest.view) if newest.version > message.version else None
         if view is None:
-            return
-        key = (chat_id, message.table, message.slot)
+            return ()
         if _digest(view) == _digest(message):
             # It shows what this call showed: whichever call landed last, the message shows the newest.
-            self.remember(key, (message.text, message.buttons), newest.version, message_id)
-            return
+            self.shown.remember(chat_id, message, message_id, version=newest.version)
+            return ()
         self.stats["reshown"] += 1
-        self.forget(key)
+        self.shown.forget(chat_id, message)
         # An edit of whatever message shows the slot: never a second new message.
-        queue.insert(0, Pending(as_edit(view), force=True, reshow=True))
+        return (CallNext(Pending(as_edit(view), ViewCall.RESHOW)),)
 
-    async def strip(self, chat_id: str, item: Pending) -> None:
+    async def clear(self, chat_id: str, kind: StripButtons | DeleteCopy) -> None:
         """Remove the buttons of a superseded message, or delete a second copy (its buttons go if the
         platform will not delete it); a message gone or already bare is fine as it is. A rate limit is the
         lane's to wait out."""
-        assert item.strip is not None
         try:
-            if item.duplicate and await self._delete_copy(chat_id, item.strip):
+            if isinstance(kind, DeleteCopy) and await self._delete_copy(chat_id, kind.message_id):
                 return
-            await self.transport.clear_buttons(chat_id, item.strip)
+            await self.transport.clear_buttons(chat_id, kind.message_id)
             self.stats["stripped"] += 1
         except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
-            log.info("buttons of message %s in chat %s stay: %s", item.strip, chat_id, exc)
+            log.info("buttons of message %s in chat %s stay: %s", kind.message_id, chat_id, exc)
         except RateLimited:
             raise
         except DeliveryError as exc:
@@ -270,46 +365,6 @@ class Drawer:
         self.stats["deleted"] += 1
         return True
 
-    async def record_sent(
-        self, chat_id: str, queue: list[Pending], message: OutMessage, sent: str, known: str | None
-    ) -> bool:
-        """``sent`` now shows the view; the message that showed its slot until now loses its buttons.
-
-        False if another worker's message of the same or a newer epoch shows the slot already: then ``sent``
-        is the one superseded, and loses its buttons instead.
-        """
-        shown_key = (chat_id, message.table, message.slot)
-        shown = self._shown.get(shown_key)
-        replaced, taken = known, True
-        if message.kept:
-            if versioned(message):
-                recorded = await self.surfaces.record(
-                    message.table, chat_id, message.slot, sent, since=message.since, replacing=known
-                )
-                # What the slot showed when the record was made (another worker may have posted since the
-                # offer): that one is superseded now, or this one is.
-                taken, replaced = recorded
-            else:
-                await self.surfaces.set(message.table, chat_id, message.slot, sent)
-        superseded: str | None = None
-        if not taken:
-            # A second copy of the epoch's message (the store answers "not taken" for nothing else): it goes,
-            # and the first, which its worker brings to the newest view, stays.
-            queue.insert(0, Pending(message, strip=sent, duplicate=True))
-        elif replaced is not None and replaced != sent:
-            # A new message supersedes the slot's current one: its buttons go, unless it surely has none
-            # (this worker's cache says what it drew on that very message, without buttons).
-            bare = shown is not None and shown.message_id == replaced and not shown.content[1]
-            superseded = None if bare else replaced
-        if taken and message.kept:
-            self.remember(shown_key, (message.text, message.buttons), message.version, sent)
-        if superseded is not None:
-            # The next call of this lane, paced like any other: the new message goes out first.
-            queue.insert(0, Pending(message, strip=superseded))
-        if message.user is not None:
-            await self.surfaces.set_reachable(chat_id, True)
-        return taken
-
 
 def _stored_view(chat_id: str, raw: str | None) -> OutMessage | None:
     """A view the store kept (:meth:`OutMessage.to_json`); ``None`` if there is none or it is unreadable."""
@@ -326,13 +381,3 @@ def _digest(message: OutMessage) -> str:
     """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
     shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
     return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """What this worker last made a slot show, and the table version it was."""
-
-    content: tuple[str, object]
-    version: int
-    message_id: str | None = None
-    """The message it was shown on, when known."""

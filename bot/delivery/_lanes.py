@@ -4,8 +4,8 @@ Each destination chat has a *lane*: a short queue of pending views and one worke
 at most one call per ``min_interval`` seconds for that chat (each platform says how often a chat may be
 written to, edits included; the adapter chooses the interval). Views of the same table and slot (``lobby``,
 ``table``, ``hand``) coalesce: a newer state replaces the pending one, so no queue of stale edits ever
-builds up. Other slots (showdowns, notices, rules…) are always sent, in order. A view that would not change
-what its slot shows costs no call.
+builds up. Other slots (showdowns, notices, rules…) are always sent, in order (the queue's rules are
+:class:`~bot.delivery._queue.Lane`'s). A view that would not change what its slot shows costs no call.
 
 A fresh view of a coalescing slot supersedes the message the slot showed until then (a new hand's table, new
 cards after the discards, a table posted again): the old message loses its buttons in the next call of the
@@ -13,11 +13,17 @@ lane, so that a chat never shows two live keyboards for one slot — unless the 
 proves the old one had none.
 
 Each call is made by a :class:`~bot.delivery._drawing.Drawer`, which keeps several workers drawing one table
-on its newest state (views carry their table version; see :mod:`bot.delivery._drawing`). The platform is a
-:class:`~bot.delivery._transport.Transport` (send, edit, clear the buttons, delete) whose failures are
-typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
-newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
-their private views without affecting the table; other refusals are logged and the view dropped.
+on its newest state (views carry their table version; see :mod:`bot.delivery._drawing`). The drawer answers
+each call with what comes next, and the lane queues it: the calls it decided on (a newer view shown again,
+buttons to remove, a second copy to delete) are the lane's next ones, paced like any other, and a view left
+to another worker's post is queued again once that worker's claim to post ran out.
+
+The platform is a :class:`~bot.delivery._transport.Transport` (send, edit, clear the buttons, delete) whose
+failures are typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits,
+then sends the newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the
+user and drops their private views without affecting the table; other refusals are logged and the view
+dropped. If the surfaces store fails, the view is dropped (logged); what the drawer decided before the
+failure still comes next.
 """
 
 from __future__ import annotations
@@ -27,33 +33,36 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 
-from bot.delivery._drawing import Drawer
-from bot.delivery._pending import Pending, as_edit, older_than, same_slot, versioned
+from bot.delivery._drawing import Drawer, RecordFailed
+from bot.delivery._pending import (
+    CallLater,
+    DeleteCopy,
+    FollowUps,
+    Pending,
+    StripButtons,
+    ViewCall,
+    as_edit,
+    older_than,
+)
+from bot.delivery._queue import MAX_PENDING_NOTICES, Lane
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
-from bot.kernel import KEPT_SLOTS, PLATFORM_ERRORS, RATE_LIMITED, RETRY_AFTER, OutMessage, watch_queue
+from bot.kernel import PLATFORM_ERRORS, RATE_LIMITED, RETRY_AFTER, OutMessage, watch_queue
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
-#: Slots whose newer state replaces a pending older one (the kept slots).
-COALESCING_SLOTS = KEPT_SLOTS
 #: Idle lanes are forgotten when this many chats have one (then when twice as many as remain).
 LANES_BEFORE_SWEEP = 1000
-#: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
-MAX_PENDING_NOTICES = 20
-_SHOWN_CAP = 50_000
-
-
-@dataclass
-class _Lane:
-    chat_id: str
-    pending: list[Pending] = field(default_factory=list)
-    last_call: float = -1e9
-    worker: asyncio.Task[None] | None = None
-    idle: asyncio.Event = field(default_factory=asyncio.Event)
+_LATEST_CAP = 50_000
+#: What a delivery counts: its calls (``send``, ``edit``, ``stripped``, ``deleted``), their answers
+#: (``not_modified``, ``retry_after``, ``blocked``), views shown again for another worker (``reshown``), and
+#: views that cost no call, by why (``skipped``, ``duplicates``, ``dropped``, ``superseded``, ``left``).
+STATS = (
+    *("send", "edit", "skipped", "not_modified", "retry_after", "blocked", "stripped", "deleted"),
+    *("duplicates", "dropped", "superseded", "reshown", "left"),
+)
 
 
 def destination(message: OutMessage) -> str | None:
@@ -91,29 +100,16 @@ class Delivery:
         self.min_interval = min_interval
         self.clock = clock
         self.max_attempts = max_attempts
-        self._lanes: dict[str, _Lane] = {}
+        self._lanes: dict[str, Lane] = {}
         self._evict_at = LANES_BEFORE_SWEEP
         # The newest view queued for each kept slot: what the slot must end up showing.
         self._latest: dict[tuple[str, str, str], OutMessage] = {}
-        self.stats: dict[str, int] = {
-            "send": 0,
-            "edit": 0,
-            "skipped": 0,
-            "not_modified": 0,
-            "retry_after": 0,
-            "blocked": 0,
-            "stripped": 0,
-            "deleted": 0,
-            "duplicates": 0,
-            "dropped": 0,
-            "superseded": 0,
-            "reshown": 0,
-            "left": 0,
-        }
+        self.stats: dict[str, int] = dict.fromkeys(STATS, 0)
+        """How many times each of :data:`STATS` happened."""
         self._counted = CountingTransport(transport)
-        self.drawer = Drawer(self._counted, surfaces, self.stats, self._later)
-        self._timers: set[asyncio.TimerHandle] = set()
+        self.drawer = Drawer(self._counted, surfaces, self.stats)
         """Draws each view on its slot's message (and remembers what it drew)."""
+        self._timers: set[asyncio.TimerHandle] = set()
 
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is on this delivery's platform."""
@@ -136,7 +132,7 @@ class Delivery:
         redraw, loaded before the last write)."""
         key = (chat_id, message.table, message.slot)
         if not older_than(message, self._latest.get(key, message)):
-            if len(self._latest) >= _SHOWN_CAP:
+            if len(self._latest) >= _LATEST_CAP:
                 self._latest.clear()
             self._latest[key] = message
 
@@ -158,9 +154,8 @@ class Delivery:
         if chat_id is None or not self.transport.owns(chat_id):
             return
         self._note_latest(chat_id, message)
-        for pending in self._lane(chat_id).pending:
-            if pending.sends and same_slot(pending.message, message):
-                pending.take(message)
+        for pending in self._lane(chat_id).views_of(message):
+            pending.take(message)
 
     def shown_by_adapter(self, message: OutMessage) -> None:
         """The adapter made the slot's message show ``message`` itself (an interaction's update).
@@ -171,24 +166,21 @@ class Delivery:
         chat_id = destination(message)
         if chat_id is None or not self.transport.owns(chat_id):
             return
-        key = (chat_id, message.table, message.slot)
-        content = (message.text, message.buttons)
         lane = self._lane(chat_id)
-        latest = self._latest.get(key)
-        if latest is None or (latest.text, latest.buttons) == content:
-            self.drawer.remember(key, content, message.version)
+        latest = self._latest.get((chat_id, message.table, message.slot))
+        if latest is None or (latest.text, latest.buttons) == (message.text, message.buttons):
+            self.drawer.shown.remember(chat_id, message)
             if message.version > 0:
                 # Another worker may hold a newer view of this slot: the lane checks, with no call to pay.
-                lane.pending.insert(0, Pending(message, check=True))
+                lane.pending.insert(0, Pending(message, ViewCall.CHECK))
                 self._wake(lane)
             return
-        self.drawer.forget(key)
-        if not any(p.sends and same_slot(p.message, message) for p in lane.pending):
-            lane.pending.append(Pending(as_edit(latest), force=True))
-        else:
-            for pending in lane.pending:
-                if pending.sends and same_slot(pending.message, message):
-                    pending.force = True
+        self.drawer.shown.forget(chat_id, message)
+        waiting = lane.views_of(message)
+        if not waiting:
+            lane.pending.append(Pending(as_edit(latest), ViewCall.DRAW_FORCED))
+        for pending in waiting:
+            pending.force()
         self._wake(lane)
 
     async def adopt(self, message: OutMessage, message_id: str) -> None:
@@ -202,12 +194,9 @@ class Delivery:
             return
         lane = self._lane(chat_id)
         try:
-            known = await self.drawer.known(chat_id, message)
-            if versioned(message):
-                await self.drawer.offer(chat_id, message)
-            if await self.drawer.record_sent(chat_id, lane.pending, message, message_id, known):
-                await self.drawer.after_call(chat_id, lane.pending, message, message_id)
-        except StoreUnavailable:
+            self._follow(lane, await self.drawer.adopt(chat_id, message, message_id))
+        except StoreUnavailable as failure:
+            self._follow_unfinished(lane, failure)
             log.warning("surfaces store unavailable; a reply's message id was not kept")
         self._wake(lane)
 
@@ -222,12 +211,12 @@ class Delivery:
         except StoreUnavailable:
             return True
 
-    def _lane(self, chat_id: str) -> _Lane:
+    def _lane(self, chat_id: str) -> Lane:
         lane = self._lanes.get(chat_id)
         if lane is None:
             if len(self._lanes) >= self._evict_at:
                 self._evict_idle()
-            lane = self._lanes[chat_id] = _Lane(chat_id)
+            lane = self._lanes[chat_id] = Lane(chat_id)
         return lane
 
     def _evict_idle(self) -> None:
@@ -235,8 +224,7 @@ class Delivery:
         every chat ever written to otherwise); forgetting them loses nothing."""
         now = self.clock()
         for chat_id, lane in list(self._lanes.items()):
-            busy = lane.pending or (lane.worker is not None and not lane.worker.done())
-            if not busy and now - lane.last_call >= self.min_interval:
+            if not lane.busy and now - lane.last_call >= self.min_interval:
                 del self._lanes[chat_id]
         # Sweep again once as many lanes again are open (amortised: no sweep per call).
         self._evict_at = max(LANES_BEFORE_SWEEP, 2 * len(self._lanes))
@@ -249,30 +237,29 @@ class Delivery:
         """How many chats have a lane now (memory use; tests)."""
         return len(self._lanes)
 
-    def _wake(self, lane: _Lane) -> None:
+    def _wake(self, lane: Lane) -> None:
         if lane.pending and (lane.worker is None or lane.worker.done()):
             lane.idle.clear()
             lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{lane.chat_id}")
 
-    def _enqueue(self, lane: _Lane, message: OutMessage) -> None:
-        if message.slot in COALESCING_SLOTS and not message.fresh:
-            for pending in reversed(lane.pending):
-                if pending.sends and same_slot(pending.message, message):
-                    pending.take(message)  # newest state wins
-                    return
-        if message.slot not in COALESCING_SLOTS:
-            # Answers and notices: the same one twice in a queue says nothing more, and a lane holds a
-            # bounded number (a flooded chat gets the first ones, not an ever-growing backlog).
-            if any(p.strip is None and p.message == message for p in lane.pending):
-                self.stats["duplicates"] += 1
-                return
-            if sum(p.message.slot not in COALESCING_SLOTS for p in lane.pending) >= MAX_PENDING_NOTICES:
-                self.stats["dropped"] += 1
-                log.info(
-                    "chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES
-                )
-                return
-        lane.pending.append(Pending(message))
+    def _enqueue(self, lane: Lane, message: OutMessage) -> None:
+        refused = lane.add(message)
+        if refused is not None:
+            self.stats[refused] += 1
+        if refused == "dropped":
+            log.info("chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES)
+
+    def _follow(self, lane: Lane, then: FollowUps) -> None:
+        """Queue what the drawer said comes next: calls to make next, and calls to queue again later."""
+        lane.call_next(then)
+        for follow in then:
+            if isinstance(follow, CallLater):
+                self._later(lane.chat_id, follow.call, follow.seconds)
+
+    def _follow_unfinished(self, lane: Lane, failure: StoreUnavailable) -> None:
+        """The store failed during a drawer's call: the follow-ups it decided before, if any, still hold."""
+        if isinstance(failure, RecordFailed):
+            self._follow(lane, failure.then)
 
     def _later(self, chat_id: str, item: Pending, delay: float) -> None:
         """Queue ``item`` again in ``delay`` seconds (unless a newer view of its slot is waiting then)."""
@@ -282,7 +269,7 @@ class Delivery:
 
     def _requeue(self, chat_id: str, item: Pending) -> None:
         lane = self._lane(chat_id)
-        if not any(p.sends and same_slot(p.message, item.message) for p in lane.pending):
+        if not lane.views_of(item.message):
             lane.pending.append(item)
             self._wake(lane)
 
@@ -304,11 +291,11 @@ class Delivery:
                     await lane.worker
         self._lanes.clear()
 
-    async def _run(self, lane: _Lane) -> None:
+    async def _run(self, lane: Lane) -> None:
         try:
             turn: float | None = None  # when the turn this lane waited for began, while no call used it
             while lane.pending:
-                if not lane.pending[0].check and not self._unused(turn):
+                if lane.pending[0].kind is not ViewCall.CHECK and not self._unused(turn):
                     await self._pace(lane)
                     turn = self.clock()
                 item = lane.pending.pop(0)
@@ -327,7 +314,7 @@ class Delivery:
         that a call never comes much later than its turn, when other workers' turns may have begun."""
         return turn is not None and self.clock() - turn <= self.min_interval / 2
 
-    async def _pace(self, lane: _Lane) -> None:
+    async def _pace(self, lane: Lane) -> None:
         """Wait for the lane's turn to call: this worker's interval since its last call to the chat, then a
         turn booked in the store, which every worker writing to the chat shares."""
         if self.min_interval <= 0:
@@ -342,41 +329,27 @@ class Delivery:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    async def _attempt(self, lane: _Lane, item: Pending) -> float | None:
+    async def _attempt(self, lane: Lane, item: Pending) -> float | None:
         """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
-        if item.strip is not None:
-            return await self._attempt_strip(lane, item)
+        kind = item.kind
+        if not isinstance(kind, ViewCall):
+            return await self._attempt_clear(lane, item, kind)
         message = item.message
         try:
-            if item.check:
-                await self.drawer.check_shown(lane.chat_id, lane.pending, message)
-                return None
-            await self.drawer.draw(lane.chat_id, lane.pending, item)
+            if kind is ViewCall.CHECK:
+                self._follow(lane, await self.drawer.check_shown(lane.chat_id, message))
+            else:
+                self._follow(lane, await self.drawer.draw(lane.chat_id, item))
         except RateLimited as exc:
             self.stats["retry_after"] += 1
             RATE_LIMITED.labels(self.platform).inc()
             RETRY_AFTER.labels(self.platform).inc(exc.retry_after)
-            item.attempts += 1
-            newer = any(p.sends and same_slot(p.message, message) for p in lane.pending)
-            # Put it back unless a newer state of the same slot is already waiting (latest state wins).
-            coalescing = message.slot in COALESCING_SLOTS
-            if (coalescing and not newer) or (not coalescing and item.attempts < self.max_attempts):
-                lane.pending.insert(0, item)
+            lane.put_back(item, self.max_attempts)
             return exc.retry_after
         except Unreachable:
-            self.stats["blocked"] += 1
-            PLATFORM_ERRORS.labels(self.platform, "unreachable").inc()
-            if message.user is not None:
-                lane.pending = [p for p in lane.pending if p.message.user is None]
-                with contextlib.suppress(StoreUnavailable):
-                    await self.surfaces.set_reachable(lane.chat_id, False)
-                if self.on_unreachable is not None:
-                    try:
-                        await self.on_unreachable(message)
-                    except Exception:  # a notice must never break the lane
-                        log.exception("could not tell the table about an unreachable player")
-            log.info("chat %s cannot be written to", lane.chat_id, extra={"chat": lane.chat_id})
-        except StoreUnavailable:
+            await self._unreachable(lane, message)
+        except StoreUnavailable as failure:
+            self._follow_unfinished(lane, failure)
             log.warning("surfaces store unavailable; a view was not delivered")
         except DeliveryError as exc:
             PLATFORM_ERRORS.labels(self.platform, type(exc).__name__.lower()).inc()
@@ -385,15 +358,31 @@ class Delivery:
             )
         return None
 
-    async def _attempt_strip(self, lane: _Lane, item: Pending) -> float | None:
+    async def _attempt_clear(
+        self, lane: Lane, item: Pending, kind: StripButtons | DeleteCopy
+    ) -> float | None:
         """Remove the buttons of a superseded message (delete a second copy); on a rate limit, put it back
         (a bounded number of times) and return the wait."""
         try:
-            await self.drawer.strip(lane.chat_id, item)
+            await self.drawer.clear(lane.chat_id, kind)
         except RateLimited as exc:
             self.stats["retry_after"] += 1
-            item.attempts += 1
-            if item.attempts < self.max_attempts:
-                lane.pending.insert(0, item)
+            lane.put_back(item, self.max_attempts)
             return exc.retry_after
         return None
+
+    async def _unreachable(self, lane: Lane, message: OutMessage) -> None:
+        """The chat cannot be written to: a user's private views are dropped, the user marked, the table
+        told."""
+        self.stats["blocked"] += 1
+        PLATFORM_ERRORS.labels(self.platform, "unreachable").inc()
+        if message.user is not None:
+            lane.pending = [p for p in lane.pending if p.message.user is None]
+            with contextlib.suppress(StoreUnavailable):
+                await self.surfaces.set_reachable(lane.chat_id, False)
+            if self.on_unreachable is not None:
+                try:
+                    await self.on_unreachable(message)
+                except Exception:  # a notice must never break the lane
+                    log.exception("could not tell the table about an unreachable player")
+        log.info("chat %s cannot be written to", lane.chat_id, extra={"chat": lane.chat_id})

@@ -1,48 +1,91 @@
-"""One call a delivery lane will make (:class:`Pending`), and how views of one slot compare: the same
-message (:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`).
+"""One call a delivery lane will make (:class:`Pending`) and what kind of call it is (:data:`Kind`), the
+calls the drawer says come next (:data:`FollowUp`), and how views of one slot compare: the same message
+(:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`).
 
-The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls.
+The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls
+and answers with the follow-ups, which the lanes queue in turn.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, replace
 
 from bot.kernel import OutMessage
 
 
+class ViewCall(enum.Enum):
+    """What a lane does with a pending view (:attr:`Pending.message`): draw it, one of four ways, or only
+    check it."""
+
+    DRAW = "draw"
+    """This worker's view: drawn unless its slot shows it already or a newer view of its epoch is due."""
+    DRAW_FORCED = "draw forced"
+    """Drawn even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
+    RESHOW = "reshow"
+    """Another worker's newer view, shown again in case this worker's call went over it: an edit only,
+    whatever the cache says (the worker whose view begins a new message posts it)."""
+    RECHECK = "recheck"
+    """Left to another worker's post of its epoch's message: drawn only if that message still does not exist
+    once the worker's claim ran out (it died posting); else that worker drew the newest."""
+    CHECK = "check"
+    """Not a view to send: the adapter showed it itself; check that it was not over a newer one."""
+
+
+@dataclass(frozen=True, slots=True)
+class StripButtons:
+    """Not a view to send: remove the buttons of this superseded message (the pending view says whose
+    slot)."""
+
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteCopy:
+    """Not a view to send: delete this second copy of its epoch's message (two workers posted it at once);
+    remove its buttons if the platform will not delete it."""
+
+    message_id: str
+
+
+Kind = ViewCall | StripButtons | DeleteCopy
+"""What kind of call a :class:`Pending` is."""
+
+_SENDING = frozenset({ViewCall.DRAW, ViewCall.DRAW_FORCED, ViewCall.RESHOW, ViewCall.RECHECK})
+
+
 @dataclass
 class Pending:
-    """One call a lane will make: a view to draw, buttons to remove, or a check."""
+    """One call a lane will make: a view to draw, buttons to remove, a copy to delete, or a check."""
 
     message: OutMessage
+    kind: Kind = ViewCall.DRAW
     attempts: int = 0
-    strip: str | None = None
-    """Not a view to send: remove the buttons of this superseded message (``message`` says whose slot)."""
-    force: bool = False
-    """Send even if the cache says the slot shows it (the adapter changed the message behind the cache)."""
-    check: bool = False
-    """Not a view to send: the adapter showed ``message`` itself; check that it was not over a newer one."""
-    reshow: bool = False
-    """Another worker's newer view, shown again in case this worker's call went over it: an edit only."""
-    recheck: bool = False
-    """Left to another worker's post of its epoch's message: drawn only if that message still does not
-    exist once the worker's claim ran out (it died posting); else that worker drew the newest."""
-    duplicate: bool = False
-    """The ``strip`` message is a second copy of its epoch's message (two workers posted it at once):
-    delete it (remove its buttons if it cannot be deleted)."""
 
     @property
     def sends(self) -> bool:
         """A view to send (not a strip, not a check): a newer view of its slot may take its place."""
-        return self.strip is None and not self.check
+        return self.kind in _SENDING
+
+    @property
+    def forced(self) -> bool:
+        """Drawn whatever the cache says the slot shows."""
+        return self.kind in (ViewCall.DRAW_FORCED, ViewCall.RESHOW)
+
+    def force(self) -> None:
+        """Draw it even if the cache says the slot shows it (the adapter changed the message behind the
+        cache). A view left to another worker's post stays so: it is drawn only as a post, which no cache
+        skips."""
+        if self.kind is ViewCall.DRAW:
+            self.kind = ViewCall.DRAW_FORCED
 
     def take(self, newer: OutMessage) -> None:
-        """Send ``newer`` instead — this worker's own view now, whatever this one was (a view shown again
-        for another worker would only edit, and ``newer`` may have to begin a new message); keep "post a
-        new message" if this one asked for it to post its epoch's message again (``/newgame`` during a
-        game). A view that began its epoch needs no keeping: its epoch's message is posted if no view of
-        the epoch posted it yet, and edited if one did (posting it again would show the hand twice).
+        """Send ``newer`` instead. A view shown again for another worker becomes this worker's own (that one
+        would only edit, and ``newer`` may have to begin a new message), still drawn whatever the cache
+        says; a view left to another worker's post stays one. Keep "post a new message" if this one asked
+        for it to post its epoch's message again (``/newgame`` during a game). A view that began its epoch
+        needs no keeping: its epoch's message is posted if no view of the epoch posted it yet, and edited if
+        one did (posting it again would show the hand twice).
 
         An older view does not take the place of a newer one: a redraw loaded before the last write (a
         refused press) may reach the lane after that write's views."""
@@ -51,7 +94,29 @@ class Pending:
         if self.message.again and not newer.again:
             newer = replace(newer, fresh=True, again=True)
         self.message = newer
-        self.reshow = False
+        if self.kind is ViewCall.RESHOW:
+            self.kind = ViewCall.DRAW_FORCED
+
+
+@dataclass(frozen=True, slots=True)
+class CallNext:
+    """Make this call next, before anything waiting in the lane (paced like any other call)."""
+
+    call: Pending
+
+
+@dataclass(frozen=True, slots=True)
+class CallLater:
+    """Queue this call again in ``seconds``, unless a newer view of its slot is waiting then."""
+
+    call: Pending
+    seconds: float
+
+
+FollowUp = CallNext | CallLater
+"""A call the drawer decided on after one of its own: the lane queues it."""
+FollowUps = tuple[FollowUp, ...]
+"""What the lane does after a drawer's call, in order (the calls to make next, in the order they are made)."""
 
 
 def same_slot(a: OutMessage, b: OutMessage) -> bool:

@@ -270,7 +270,7 @@ async def test_an_older_view_shown_by_the_adapter_is_replaced_by_the_newest(
 async def test_a_lane_drops_repeated_notices_and_holds_a_bounded_number(
     platform: FakeTransport, surfaces: MemorySurfaces
 ) -> None:
-    from bot.delivery._lanes import MAX_PENDING_NOTICES
+    from bot.delivery._queue import MAX_PENDING_NOTICES
 
     delivery = Delivery(platform, surfaces, min_interval=10.0)  # the first call goes, the rest wait
     same = OutMessage(slot="answer", text="There is already a table in this chat.", chat=GROUP, fresh=True)

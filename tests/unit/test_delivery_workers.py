@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 
 from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused
+from bot.delivery._pending import ViewCall
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import Button, OutMessage
 
@@ -473,7 +474,7 @@ async def test_a_workers_own_view_that_takes_the_place_of_one_shown_again_still_
     gate.set()
     lane = a._lanes[GROUP]
     for _ in range(100):
-        if any(p.reshow for p in lane.pending):
+        if any(p.kind is ViewCall.RESHOW for p in lane.pending):
             break
         await asyncio.sleep(0.005)
     else:
