@@ -8,9 +8,8 @@ import random
 
 from bot.history import kept_hand
 from bot.i18n.markers import N_
-from bot.kernel import HandPosition, TableStatus
+from bot.kernel import MACHINE_NAMES, HandPosition, TableStatus
 from bot.leaderboard import MACHINE_PREFIX, GameResult, PlayerRef
-from bot.screens import MACHINE_NAMES
 from bot.table._context import TableContext
 from engine.actions import Action, ActionKind
 from engine.ai.baseline import BaselinePlayer
