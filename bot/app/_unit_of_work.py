@@ -1,10 +1,11 @@
 """The unit of work of every table command: load, run one synchronous step, render, compare-and-set.
 
 A command's step (:mod:`bot.table._steps`, :mod:`bot.table._lobby`, :mod:`bot.table._flow`,
-:mod:`bot.table._timers`) works on one loaded
-:class:`~bot.table._context.TableContext`; :meth:`TableWork._mutate` loads the table (or takes this worker's
-newest parsed copy), runs the step, arms the pending deadline, renders, and writes with a compare-and-set —
-again on a conflict, never raising. A refusal or a no-change answer given from a cached copy is confirmed
+:mod:`bot.table._timers`, or one of the service's) works on one loaded
+:class:`~bot.table._context.TableContext` and records what happened in it; :meth:`TableWork.run` loads the
+table (or takes this worker's newest parsed copy), runs the step, arms the pending deadline, draws what its
+events say (:func:`bot.app._drawn.drawn`), and writes with a compare-and-set — again on a conflict, never
+raising. A refusal or a no-change answer given from a cached copy is confirmed
 against the store before it is sent. Results of finished games are rated off the command path when a queue is
 wired.
 """
@@ -20,6 +21,7 @@ from dataclasses import replace
 from pydantic import ValidationError
 
 from bot.app._deps import ServiceDeps
+from bot.app._drawn import Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
@@ -32,10 +34,9 @@ from bot.table import (
     Refusal,
     TableContext,
     arm_deadline,
+    catch_windows,
     lang_for,
     load_context,
-    private_signature,
-    redraw,
     say,
 )
 from engine.ai.policy import Policy, make_policy
@@ -77,8 +78,6 @@ class TableWork:
         table_id: str,
         user: UserRef | None,
         step: Callable[[TableContext], Answer],
-        *,
-        render_unchanged: bool = False,
     ) -> Outcome:
         """Load, run ``step``, render, compare-and-set; retry on a concurrent write; never raise.
 
@@ -115,8 +114,7 @@ class TableWork:
                     return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False)
                 if user is not None:
                     lang = lang_for(user, table)
-                ctx.private_before = private_signature(ctx)
-                previous = table.status
+                found = as_found(ctx)
                 old_due = table.due_key
                 try:
                     answer = step(ctx)
@@ -142,18 +140,19 @@ class TableWork:
                     self._keep(table_id, version, ctx)
                     if not verified and not await self._still_current(table_id, version):
                         continue
-                    messages = redraw(ctx, previous) if render_unchanged else ctx.messages
+                    shown = drawn(ctx, found)
                     return Outcome(
-                        answer=say(lang, answer),
-                        messages=_stamped(messages, version, table, begin=False),
-                        alert=ctx.alert,
+                        answer=say(lang, shown.answer_or(answer)),
+                        messages=_stamped(shown.views, version, table, begin=False),
+                        alert=shown.alert,
                         table=table_id,
                     )
                 arm_deadline(ctx)
                 ctx.sync_match()
                 # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
-                stamped = _stamped(redraw(ctx, previous), version + 1, table, begin=True)
-                schedule = list(ctx.flashes)
+                shown = drawn(ctx, found)
+                stamped = _stamped(shown.views, version + 1, table, begin=True)
+                schedule = catch_windows(ctx)
                 if table.due_key is not None and table.due is not None and table.due_key != old_due:
                     schedule.append((table.due_key, table.due))
                 stale = (old_due,) if old_due is not None and old_due != table.due_key else ()
@@ -182,11 +181,11 @@ class TableWork:
                     self._keep(table_id, written.version, ctx)
                 if schedule:
                     self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
-                await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
+                await self._after_write(shown, ctx.now, () if self.deps.atomic_deadlines else stale)
                 return Outcome(
-                    answer=say(lang, answer),
+                    answer=say(lang, shown.answer_or(answer)),
                     messages=stamped,
-                    alert=ctx.alert,
+                    alert=shown.alert,
                     table=table_id,
                 )
             return Outcome(answer=say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
@@ -220,24 +219,25 @@ class TableWork:
             if self._newest.get(old_id) == old_version:
                 del self._newest[old_id]
 
-    async def _after_write(self, ctx: TableContext, stale: Sequence[str]) -> None:
-        """Housekeeping once a change is stored; a failure here must not turn the success into an error."""
+    async def _after_write(self, shown: Drawn, now: float, stale: Sequence[str]) -> None:
+        """Housekeeping once a change is stored (stale deadlines cancelled, finished hands kept, results
+        queued or rated); a failure here must not turn the success into an error."""
         for key in stale:
             try:
                 await self.deps.deadlines.cancel(key)
             except StoreError:
                 log.warning("could not cancel a stale deadline (it will fire as a no-op)")
-        if ctx.kept_hands:
-            await keep_hands(self.deps.history, ctx.kept_hands)
-        if not ctx.results:
+        if shown.kept_hands:
+            await keep_hands(self.deps.history, shown.kept_hands)
+        if not shown.results:
             return
         if self.deps.results is not None:
             try:
-                await self.deps.results.push(ctx.results)
+                await self.deps.results.push(shown.results)
                 return
             except StoreError:
                 log.warning("could not queue results; rating them now")
-        await self._rate(ctx.results, ctx.now)
+        await self._rate(shown.results, now)
 
     async def _rate(self, results: Sequence[GameResult], now: float) -> None:
         board = self.deps.leaderboard

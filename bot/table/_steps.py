@@ -1,8 +1,8 @@
-"""The synchronous part of a command on one loaded table: what a button press does, and what is drawn after.
+"""The synchronous part of a command on one loaded table: what a button press does.
 
-:func:`dispatch` checks a parsed token against the table (stamp, status, card, seña count) and runs one
-step of :mod:`bot.table._flow`; :func:`redraw` lists the views a command changed. Neither touches a store: the
-async shell (:mod:`bot.app._service`) loads, runs these, and writes with a compare-and-set.
+:func:`dispatch_press` checks a parsed token against the table (stamp, status, card, seña count) and runs one
+step of :mod:`bot.table._flow`. It touches no store and draws nothing: the unit of work
+(:mod:`bot.app._unit_of_work`) loads, runs it, draws what its events say, and writes with a compare-and-set.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from bot.kernel import (
     LobbyAction,
     MakeSena,
     OpenPicker,
-    OutMessage,
     PickCard,
     ShowCards,
     TableStatus,
@@ -30,7 +29,8 @@ from bot.kernel import (
 from bot.table import _flow as flow
 from bot.table import _lobby as lobby
 from bot.table._autoplay import back_in_control
-from bot.table._context import MATCH_OVER, Answer, Refusal, TableContext, private_signature
+from bot.table._context import MATCH_OVER, Answer, Refusal, TableContext
+from bot.table._events import CardsShown
 
 
 def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
@@ -71,18 +71,16 @@ def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
             # Shown to the presser alone, as an alert: no new private message (one live hand message each).
             seat = ctx.seat_of(user)
             back_in_control(ctx, seat)
-            ctx.render_hands = False
-            ctx.alert = True
-            return ctx.renderer().cards_alert(seat)
+            ctx.record(CardsShown(seat))
+            return None
         case PickCard(card):
             flow.pick(ctx, user, card)
             return None
         case ConfirmDiscard():
             return flow.confirm_discard(ctx, user)
         case CatchSena(index):
-            caught = flow.catch(ctx, user, index)
-            ctx.alert = True
-            return caught
+            flow.catch(ctx, user, index)
+            return None
     raise Refusal(msg.STALE_BUTTON)
 
 
@@ -99,24 +97,3 @@ def _lobby(ctx: TableContext, user: UserRef, command: TakeSeat | LobbyAction | C
         case ChangeOption(option):
             return lobby.change_option(ctx, user, option)
     raise Refusal(msg.STALE_BUTTON)
-
-
-def redraw(ctx: TableContext, previous: TableStatus) -> list[OutMessage]:
-    """The views of the table after a command (beyond those the flow added on the way)."""
-    table = ctx.table
-    out = list(ctx.messages)
-    r = ctx.renderer()
-    if table.status is TableStatus.LOBBY or previous is TableStatus.LOBBY:
-        out.insert(0, r.lobby())  # a lobby that just closed is drawn once more, without its buttons
-    match = ctx.match
-    # A cancelled game closes its table and every private hand (drawn once more, without buttons).
-    live = (TableStatus.PLAYING, TableStatus.FINISHED, TableStatus.CANCELLED)
-    if table.status in live and match is not None and match.hand:
-        if not match.hand.over or table.status is TableStatus.CANCELLED:
-            out.append(r.table_message(fresh=ctx.table_fresh))
-        if ctx.render_hands and (ctx.hands_fresh or private_signature(ctx) != ctx.private_before):
-            for seat in range(4):
-                private = r.private_hand(seat, fresh=ctx.hands_fresh)
-                if private is not None:
-                    out.append(private)
-    return out
