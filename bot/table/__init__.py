@@ -5,7 +5,8 @@ and the deadline the table waits for.
   and the answers a step gives;
 * :mod:`bot.table._events` — what a step records as it goes (a hand dealt or finished, a seat timed out, a
   seña made or caught…): what is drawn, kept and rated is made from them, after the step;
-* :mod:`bot.table._steps` — :func:`dispatch_press`: a parsed button checked against the table, then one step;
+* :mod:`bot.table._steps` — :func:`dispatch_press`: a parsed button checked against the table, then one step
+  (one table from the command's type to its step);
 * :mod:`bot.table._lobby` — seats, options, start, cancel;
 * :mod:`bot.table._flow` — turn actions, the amount picker, discards, señas and catches;
 * :mod:`bot.table._autoplay` — machine seats, queued discards, the end of a hand, the next deal;
