@@ -31,9 +31,8 @@ from adapters.console.table import RULE, ConsoleTable, numbers
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
-from bot.kernel import ChatRef, Outcome, TableOptions, TableStatus, UserRef
+from bot.kernel import LEVELS, TARGET_CHOICES, ChatRef, Outcome, TableOptions, TableStatus, UserRef
 from bot.ops import Settings, StartupError, build_app, data_dir_problem
-from bot.screens import LEVELS, TARGET_CHOICES
 from bot.table import FlowSettings
 
 # What the command line accepts; the lobby's buttons stay the authority (the options are reached by pressing

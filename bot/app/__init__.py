@@ -3,6 +3,8 @@
 * :mod:`bot.app._service` — :class:`Service`, the entry adapters use (``/newgame``, presses, invitations,
   ``/cancel``, ``/language``, deadlines, and the chat, history and lesson commands);
 * :mod:`bot.app._unit_of_work` — load, run one step of :mod:`bot.table`, draw, compare-and-set;
+* :mod:`bot.app._drawn` — what a command shows, answers, keeps in the history and rates, made in one place
+  from what its step recorded (:func:`~bot.app._drawn.drawn`);
 * :mod:`bot.app._deadline_work` — claim due deadlines and fire them through the unit of work;
 * :mod:`bot.app._chat_commands`, :mod:`bot.app._history_commands`, :mod:`bot.app._lesson_commands` — the
   commands about a chat, the hand history and the lessons;

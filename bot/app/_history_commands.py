@@ -1,11 +1,11 @@
 """Hand history: keeping every finished hand, ``/history``, opening one hand, exporting a match.
 
-A finished hand is built into a :class:`~bot.history._model.KeptHand` by the command that finished it
-(:mod:`bot.table._autoplay`) and kept once that command's write succeeded (:func:`keep_hands`); a history
-store that fails is logged and never breaks the table command. ``/history`` shows the last hands of the chat's
-current or last match, each a short summary with buttons: the whole hand to the presser alone (a private
-message, an ephemeral reply) or in the chat, and the match as two files (the conformance JSON that
-``python -m engine.replay`` replays, and readable text).
+A finished hand is built into a :class:`~bot.history._model.KeptHand` from the event the command that
+finished it recorded (:mod:`bot.app._drawn`) and kept once that command's write succeeded
+(:func:`keep_hands`); a history store that fails is logged and never breaks the table command. ``/history``
+shows the last hands of the chat's current or last match, each a short summary with buttons: the whole hand
+to the presser alone (a private message, an ephemeral reply) or in the chat, and the match as two files (the
+conformance JSON that ``python -m engine.replay`` replays, and readable text).
 
 History buttons are tokens like every other (``{table}.{hand}.hist``, ``….histc``, ``{table}.0.hexp``):
 parsed against the grammar, then checked against the store — a hand no longer kept, a button of another

@@ -54,7 +54,9 @@ from bot.screens import Renderer
 from bot.store import ChatBusy, StoreUnavailable, TableExists
 from bot.table import (
     Answer,
+    HandsShown,
     TableContext,
+    TableShown,
     cancel_table,
     dispatch_press,
     lang_for,
@@ -139,9 +141,9 @@ class Service:
                 return await self._already(busy.existing_table_id, user, lang)
         except StoreUnavailable:
             return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False)
-        # Arm the lobby expiry through a no-op mutation that renders the lobby (in a private chat: the solo
+        # Arm the lobby expiry through a no-op mutation that draws the lobby (in a private chat: the solo
         # game's options and its start button).
-        return await self.tables.run(table.id, user, lambda ctx: _touch(ctx), render_unchanged=True)
+        return await self.tables.run(table.id, user, lambda ctx: _touch(ctx))
 
     async def _already(self, table_id: str, user: UserRef, lang: str) -> Outcome:
         """``/newgame`` where a table is open: say so, and post the table again (at most once per
@@ -203,17 +205,16 @@ class Service:
         hands: the asker's own, or (``every_hand``) every seated person's."""
 
         def step(ctx: TableContext) -> Answer:
-            ctx.table_fresh = fresh
+            ctx.record(TableShown(fresh))
             if ctx.table.status is not TableStatus.PLAYING:
                 return None
             seat = None if user is None else ctx.table.seat_of(user.key)
-            for s in range(4) if every_hand else () if seat is None else (seat,):
-                private = ctx.renderer().private_hand(s)  # (machines have none)
-                if private is not None:
-                    ctx.messages.append(private)
+            seats = tuple(range(4)) if every_hand else () if seat is None else (seat,)
+            if seats:
+                ctx.record(HandsShown(seats, fresh=False))  # (machines have none)
             return None
 
-        return await self.tables.run(table_id, user, step, render_unchanged=True)
+        return await self.tables.run(table_id, user, step)
 
     async def press(self, user: UserRef, pressed: object, chat: ChatRef | None = None) -> Outcome:
         """A button press, in ``chat`` when the platform says where: its token as the adapter parsed it where
@@ -276,9 +277,7 @@ class Service:
 
         def step(ctx: TableContext) -> Answer:
             ctx.require_match()
-            private = ctx.renderer().private_hand(ctx.seat_of(user), fresh=True)
-            if private is not None:
-                ctx.messages.append(private)
+            ctx.record(HandsShown((ctx.seat_of(user),), fresh=True))
             return None
 
         return await self.tables.run(table_id, user, step)

@@ -1,12 +1,14 @@
-"""The unit of work of every table command: load, run one synchronous step, render, compare-and-set.
+"""The unit of work of every table command: load, run one synchronous step, draw, compare-and-set.
 
 A command's step (:mod:`bot.table._steps`, :mod:`bot.table._lobby`, :mod:`bot.table._flow`,
-:mod:`bot.table._timers`) works on one loaded
-:class:`~bot.table._context.TableContext`; :meth:`TableWork._mutate` loads the table (or takes this worker's
-newest parsed copy), runs the step, arms the pending deadline, renders, and writes with a compare-and-set —
-again on a conflict, never raising. A refusal or a no-change answer given from a cached copy is confirmed
-against the store before it is sent. Results of finished games are rated off the command path when a queue is
-wired.
+:mod:`bot.table._timers`, or one of the service's) works on one loaded
+:class:`~bot.table._context.TableContext` and records what happened in it. :meth:`TableWork.run` loads the
+table (or takes this worker's newest parsed copy), runs the step, and sorts what came of it: a refusal, an
+engine's refusal, nothing changed, or a change. A change arms the pending deadline, is drawn
+(:func:`bot.app._drawn.drawn`, from the step's events), stamped and written with a compare-and-set — again
+on a conflict, never raising; the hands it finished are kept and its results rated after the write. A
+refusal or a no-change answer given from a cached copy is confirmed against the store before it is sent.
+Results of finished games are rated off the command path when a queue is wired.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic import ValidationError
 
 from bot.app._deps import ServiceDeps
+from bot.app._drawn import Before, Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
@@ -32,10 +35,9 @@ from bot.table import (
     Refusal,
     TableContext,
     arm_deadline,
+    catch_windows,
     lang_for,
     load_context,
-    private_signature,
-    redraw,
     say,
 )
 from engine.ai.policy import Policy, make_policy
@@ -43,6 +45,53 @@ from engine.errors import MusError
 from engine.match import Match
 
 log = logging.getLogger(__name__)
+
+#: One step of a command: it changes the loaded table and records what happened; it answers (or refuses).
+Step = Callable[[TableContext], Answer]
+#: Deadlines to schedule: (key, due).
+Deadlines = tuple[tuple[str, float], ...]
+
+
+@dataclass
+class _Command:
+    """One table command while it runs."""
+
+    table_id: str
+    user: UserRef | None
+    step: Step
+    lang: str
+    """The language of its answers: the asker's seat's once the table is loaded, else their client's."""
+
+    def outcome(
+        self,
+        answer: Answer,
+        views: tuple[OutMessage, ...] = (),
+        *,
+        ok: bool = True,
+        alert: bool = False,
+        failed: bool = False,
+    ) -> Outcome:
+        """The outcome at this command's table: ``answer`` in the command's language, and ``views``."""
+        return Outcome(
+            answer=say(self.lang, answer),
+            alert=alert,
+            messages=views,
+            ok=ok,
+            table=self.table_id,
+            failed=failed,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """The table a try runs its step on."""
+
+    ctx: TableContext
+    version: int
+    verified: bool
+    """Read from the store for this try (not this worker's cached copy, which another may have overtaken)."""
+    due: str | None
+    """The deadline the table waited for when loaded."""
 
 
 class TableWork:
@@ -72,132 +121,153 @@ class TableWork:
                 self._policies[name] = make_policy("baseline")
         return self._policies[name]
 
-    async def run(
-        self,
-        table_id: str,
-        user: UserRef | None,
-        step: Callable[[TableContext], Answer],
-        *,
-        render_unchanged: bool = False,
-    ) -> Outcome:
-        """Load, run ``step``, render, compare-and-set; retry on a concurrent write; never raise.
+    async def run(self, table_id: str, user: UserRef | None, step: Step) -> Outcome:
+        """Load, run ``step``, draw, compare-and-set; retry on a concurrent write; never raise.
 
-        The first attempt trusts this worker's newest copy of the table (no read): the compare-and-set
-        finds out if another worker wrote since, and then the step runs again on what the store holds. A
-        refusal or a no-change answer given from that copy is confirmed against the store before it is sent.
+        The first try trusts this worker's newest copy of the table (no read): the compare-and-set finds out
+        if another worker wrote since, and then the step runs again on what the store holds. A refusal or a
+        no-change answer given from that copy is confirmed against the store before it is sent.
         """
         lang = normalize_language(user.lang) if user is not None and user.lang else DEFAULT_LANGUAGE
+        command = _Command(table_id, user, step, lang)
         try:
             for attempt in range(self.deps.cas_attempts):
-                version = self._newest.get(table_id) if attempt == 0 else None
-                cached = None if version is None else self._cache.pop((table_id, version), None)
-                verified = cached is None
-                data = ""
-                if cached is None:
-                    stored = await self.deps.tables.load(table_id)
-                    if stored is None:
-                        return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
-                    version, data = stored.version, stored.data
-                    cached = self._cache.pop((table_id, version), None)
-                assert version is not None
-                try:
-                    table = cached[0] if cached else TableState.model_validate_json(data)
-                    ctx = load_context(
-                        table,
-                        self.deps.clock(),
-                        self.deps.settings,
-                        self.deps.rng_factory(),
-                        self._policy,
-                        match=cached[1] if cached else None,
-                    )
-                except (ValidationError, ValueError) as exc:
-                    log.error("table %s cannot be loaded: %s", table_id, exc, extra={"table": table_id})
-                    return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False)
-                if user is not None:
-                    lang = lang_for(user, table)
-                ctx.private_before = private_signature(ctx)
-                previous = table.status
-                old_due = table.due_key
-                try:
-                    answer = step(ctx)
-                except Refusal as refusal:
-                    # A refusal changes nothing (the flow refuses before it touches anything): keep the table.
-                    self._keep(table_id, version, ctx)
-                    if not verified and not await self._still_current(table_id, version):
-                        continue
-                    return Outcome(
-                        answer=say(lang, (refusal.msgid, dict(refusal.kwargs))),
-                        ok=False,
-                        table=table_id,
-                    )
-                except MusError as exc:
-                    # The engine refused what the flow let through (a check it alone makes): a clear answer,
-                    # nothing written, and this copy dropped (the flow may have touched it before the engine).
-                    log.info(
-                        "engine refused a command on table %s: %s", table_id, exc, extra={"table": table_id}
-                    )
-                    self._newest.pop(table_id, None)
-                    return Outcome(answer=say(lang, NOT_NOW), ok=False, table=table_id)
-                if not ctx.changed:
-                    self._keep(table_id, version, ctx)
-                    if not verified and not await self._still_current(table_id, version):
-                        continue
-                    messages = redraw(ctx, previous) if render_unchanged else ctx.messages
-                    return Outcome(
-                        answer=say(lang, answer),
-                        messages=_stamped(messages, version, table, begin=False),
-                        alert=ctx.alert,
-                        table=table_id,
-                    )
-                arm_deadline(ctx)
-                ctx.sync_match()
-                # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
-                stamped = _stamped(redraw(ctx, previous), version + 1, table, begin=True)
-                schedule = list(ctx.flashes)
-                if table.due_key is not None and table.due is not None and table.due_key != old_due:
-                    schedule.append((table.due_key, table.due))
-                stale = (old_due,) if old_due is not None and old_due != table.due_key else ()
-                changes = DeadlineChanges(tuple(schedule), stale)
-                if not self.deps.atomic_deadlines:
-                    # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
-                    for key, due in schedule:
-                        await self.deps.deadlines.schedule(key, due)
-                finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
-                try:
-                    written = await self.deps.tables.compare_and_set(
-                        table_id,
-                        version,
-                        table.model_dump_json(),
-                        chat_key=None,
-                        user_keys=table.humans(),
-                        finished=finished,
-                        deadlines=changes if self.deps.atomic_deadlines else None,
-                    )
-                except VersionConflict:
-                    self._newest.pop(table_id, None)
-                    continue
-                if finished:
-                    self._newest.pop(table_id, None)
-                else:
-                    self._keep(table_id, written.version, ctx)
-                if schedule:
-                    self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
-                await self._after_write(ctx, () if self.deps.atomic_deadlines else stale)
-                return Outcome(
-                    answer=say(lang, answer),
-                    messages=stamped,
-                    alert=ctx.alert,
-                    table=table_id,
-                )
-            return Outcome(answer=say(lang, msg.ALREADY_PLAYED), ok=False, table=table_id)
+                outcome = await self._try(command, trust_cache=attempt == 0)
+                if outcome is not None:
+                    return outcome
+            return command.outcome(msg.ALREADY_PLAYED, ok=False)
         except StoreUnavailable:
             log.warning("store unavailable while handling table %s", table_id, extra={"table": table_id})
-            return Outcome(answer=say(lang, msg.STORE_UNAVAILABLE), ok=False, table=table_id, failed=True)
+            return command.outcome(msg.STORE_UNAVAILABLE, ok=False, failed=True)
         except Exception:
+            # The last-resort guard, at the boundary: whatever a step, a view or a store client does wrong,
+            # a press still gets an answer (a button left spinning is worse), and nothing is half-written —
+            # the write is one compare-and-set, and whatever raised before it left the store as it was.
             log.exception(
                 "unexpected error on table %s; nothing was written", table_id, extra={"table": table_id}
             )
-            return Outcome(answer=say(lang, msg.INTERNAL_ERROR), ok=False, table=table_id, failed=True)
+            return command.outcome(msg.INTERNAL_ERROR, ok=False, failed=True)
+
+    async def _try(self, command: _Command, *, trust_cache: bool) -> Outcome | None:
+        """One try of ``command``: its outcome, or ``None`` when the store moved on meanwhile (the step runs
+        again on what it holds)."""
+        loaded = await self._load(command, trust_cache=trust_cache)
+        if isinstance(loaded, Outcome):
+            return loaded
+        ctx = loaded.ctx
+        found = as_found(ctx)
+        try:
+            answer = command.step(ctx)
+        except Refusal as refusal:
+            # A refusal changes nothing (the flow refuses before it touches anything): keep the table.
+            if not await self._confirmed(command, loaded):
+                return None
+            return command.outcome((refusal.msgid, dict(refusal.kwargs)), ok=False)
+        except MusError as exc:
+            # The engine refused what the flow let through (a check it alone makes): a clear answer,
+            # nothing written, and this copy dropped (the flow may have touched it before the engine).
+            log.info(
+                "engine refused a command on table %s: %s",
+                command.table_id,
+                exc,
+                extra={"table": command.table_id},
+            )
+            self._newest.pop(command.table_id, None)
+            return command.outcome(NOT_NOW, ok=False)
+        if not ctx.changed:
+            if not await self._confirmed(command, loaded):
+                return None
+            shown = drawn(ctx, found)
+            views = _stamped(shown.views, loaded.version, ctx.table, begin=False)
+            return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
+        return await self._write(command, loaded, found, answer)
+
+    async def _load(self, command: _Command, *, trust_cache: bool) -> _Loaded | Outcome:
+        """The table to run the step on — this worker's newest parsed copy when ``trust_cache`` and it has
+        one, else the store's — or the outcome when there is none (gone, or unreadable)."""
+        table_id = command.table_id
+        version = self._newest.get(table_id) if trust_cache else None
+        cached = None if version is None else self._cache.pop((table_id, version), None)
+        verified = cached is None
+        data = ""
+        if cached is None:
+            stored = await self.deps.tables.load(table_id)
+            if stored is None:
+                return Outcome(answer=say(command.lang, msg.STALE_BUTTON), ok=False)
+            version, data = stored.version, stored.data
+            cached = self._cache.pop((table_id, version), None)
+        assert version is not None
+        try:
+            table = cached[0] if cached else TableState.model_validate_json(data)
+            ctx = load_context(
+                table,
+                self.deps.clock(),
+                self.deps.settings,
+                self.deps.rng_factory(),
+                self._policy,
+                match=cached[1] if cached else None,
+            )
+        except (ValidationError, ValueError) as exc:
+            log.error("table %s cannot be loaded: %s", table_id, exc, extra={"table": table_id})
+            return Outcome(answer=say(command.lang, msg.INTERNAL_ERROR), ok=False)
+        if command.user is not None:
+            command.lang = lang_for(command.user, table)
+        return _Loaded(ctx, version, verified, table.due_key)
+
+    async def _confirmed(self, command: _Command, loaded: _Loaded) -> bool:
+        """Keep an unchanged table for the next command; whether the store still holds it (a copy just read
+        from it does), so that an answer given from it may be sent."""
+        self._keep(command.table_id, loaded.version, loaded.ctx)
+        return loaded.verified or await self._still_current(command.table_id, loaded.version)
+
+    async def _write(
+        self, command: _Command, loaded: _Loaded, found: Before, answer: Answer
+    ) -> Outcome | None:
+        """A change: armed, drawn, stamped and written with a compare-and-set (``None``: another worker
+        wrote first, and the step runs again); then the housekeeping of a stored change."""
+        ctx = loaded.ctx
+        arm_deadline(ctx)
+        ctx.sync_match()
+        shown = drawn(ctx, found)
+        # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
+        views = _stamped(shown.views, loaded.version + 1, ctx.table, begin=True)
+        schedule, stale = _deadline_changes(ctx, loaded.due)
+        if not await self._compare_and_set(command.table_id, loaded, schedule, stale):
+            return None
+        if schedule:
+            self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
+        await self._after_write(shown, ctx.now, () if self.deps.atomic_deadlines else stale)
+        return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
+
+    async def _compare_and_set(
+        self, table_id: str, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]
+    ) -> bool:
+        """Write the changed table, with its deadlines, if the store still holds the version it was loaded
+        at; whether it did. This worker keeps the written copy for the next command (while it plays on)."""
+        table, atomic = loaded.ctx.table, self.deps.atomic_deadlines
+        if not atomic:
+            # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
+            for key, due in schedule:
+                await self.deps.deadlines.schedule(key, due)
+        finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+        try:
+            written = await self.deps.tables.compare_and_set(
+                table_id,
+                loaded.version,
+                table.model_dump_json(),
+                chat_key=None,
+                user_keys=table.humans(),
+                finished=finished,
+                deadlines=DeadlineChanges(schedule, stale) if atomic else None,
+            )
+        except VersionConflict:
+            self._newest.pop(table_id, None)
+            return False
+        if finished:
+            self._newest.pop(table_id, None)
+        else:
+            self._keep(table_id, written.version, loaded.ctx)
+        return True
 
     async def _still_current(self, table_id: str, version: int) -> bool:
         """Whether the store still holds ``version`` of the table (else forget our copy)."""
@@ -220,24 +290,25 @@ class TableWork:
             if self._newest.get(old_id) == old_version:
                 del self._newest[old_id]
 
-    async def _after_write(self, ctx: TableContext, stale: Sequence[str]) -> None:
-        """Housekeeping once a change is stored; a failure here must not turn the success into an error."""
+    async def _after_write(self, shown: Drawn, now: float, stale: Sequence[str]) -> None:
+        """Housekeeping once a change is stored (stale deadlines cancelled, finished hands kept, results
+        queued or rated); a failure here must not turn the success into an error."""
         for key in stale:
             try:
                 await self.deps.deadlines.cancel(key)
             except StoreError:
                 log.warning("could not cancel a stale deadline (it will fire as a no-op)")
-        if ctx.kept_hands:
-            await keep_hands(self.deps.history, ctx.kept_hands)
-        if not ctx.results:
+        if shown.kept_hands:
+            await keep_hands(self.deps.history, shown.kept_hands)
+        if not shown.results:
             return
         if self.deps.results is not None:
             try:
-                await self.deps.results.push(ctx.results)
+                await self.deps.results.push(shown.results)
                 return
             except StoreError:
                 log.warning("could not queue results; rating them now")
-        await self._rate(ctx.results, ctx.now)
+        await self._rate(shown.results, now)
 
     async def _rate(self, results: Sequence[GameResult], now: float) -> None:
         board = self.deps.leaderboard
@@ -259,6 +330,17 @@ class TableWork:
             return 0
         await self._rate(results, self.deps.clock())
         return len(results)
+
+
+def _deadline_changes(ctx: TableContext, old_due: str | None) -> tuple[Deadlines, tuple[str, ...]]:
+    """Deadlines a change schedules (the catch windows it opened, and the pending one if it is new) and the
+    one it makes stale (the pending one it replaced)."""
+    table = ctx.table
+    schedule = catch_windows(ctx)
+    if table.due_key is not None and table.due is not None and table.due_key != old_due:
+        schedule.append((table.due_key, table.due))
+    stale = (old_due,) if old_due is not None and old_due != table.due_key else ()
+    return tuple(schedule), stale
 
 
 #: Slots a table remembers the beginning of (more are dropped, oldest first: players who left long ago).

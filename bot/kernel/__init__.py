@@ -1,11 +1,12 @@
 """What every floor of the bot core shares: the stored table, views, button tokens, invitations, names
 and metrics.
 
-* :mod:`bot.kernel._model` — :class:`TableState` (stored as versioned JSON), seats, users and chats;
+* :mod:`bot.kernel._model` — :class:`TableState` (stored as versioned JSON), seats, users, chats, and the
+  options a lobby offers (:data:`TARGET_CHOICES`, :data:`LEVELS`);
 * :mod:`bot.kernel._views` — :class:`OutMessage`, :class:`Outcome`, :class:`Button`: what the core returns;
 * :mod:`bot.kernel._tokens` — button tokens: made, and parsed once into typed commands;
 * :mod:`bot.kernel._invites` — deep links that bring a player to the bot privately;
-* :mod:`bot.kernel._names` — player names cleaned and isolated for display;
+* :mod:`bot.kernel._names` — player names cleaned and isolated for display, and the machine seats' names;
 * :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels).
 """
 
@@ -32,8 +33,18 @@ from bot.kernel._metrics import (
     record_press,
     watch_queue,
 )
-from bot.kernel._model import ChatRef, HandPosition, Seat, TableOptions, TableState, TableStatus, UserRef
-from bot.kernel._names import MACHINE_MARK, clean_name, isolate
+from bot.kernel._model import (
+    LEVELS,
+    TARGET_CHOICES,
+    ChatRef,
+    HandPosition,
+    Seat,
+    TableOptions,
+    TableState,
+    TableStatus,
+    UserRef,
+)
+from bot.kernel._names import MACHINE_MARK, MACHINE_NAMES, clean_name, isolate
 from bot.kernel._tokens import (
     CHAT_SCOPE,
     CatchSena,
@@ -73,12 +84,15 @@ __all__ = [
     "CHAT_SCOPE",
     "DEADLINE_LAG",
     "KEPT_SLOTS",
+    "LEVELS",
     "MACHINE_MARK",
+    "MACHINE_NAMES",
     "PLATFORM_ERRORS",
     "RATE_LIMITED",
     "RETRY_AFTER",
     "STORE_ERRORS",
     "TABLES_LIVE",
+    "TARGET_CHOICES",
     "Button",
     "CatchSena",
     "ChangeOption",

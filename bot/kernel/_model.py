@@ -93,6 +93,12 @@ class Seat(BaseModel):
         return self.user is not None
 
 
+#: The game targets a lobby offers, in the order its button cycles through them.
+TARGET_CHOICES = (40, 30, 20)
+#: Machine levels a table may choose (engine.ai players of those names), in the order the lobby cycles them.
+LEVELS = ("normal", "hard", "easy")
+
+
 class TableOptions(BaseModel):
     """What the creator may choose in the lobby."""
 

@@ -10,7 +10,8 @@ A name comes from a platform as its owner typed it. Two things in it could misle
 
 Names are then trimmed to :data:`MAX_NAME` characters with whitespace collapsed (``?`` if nothing is left).
 When drawn, a name written in a right-to-left script is wrapped in first-strong isolation marks
-(U+2068 … U+2069), so it cannot reorder the sentence it sits in; other names are drawn as they are.
+(U+2068 … U+2069), so it cannot reorder the sentence it sits in; other names are drawn as they are. Machine
+seats have fixed names (:data:`MACHINE_NAMES`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import unicodedata
 
 MAX_NAME = 32
 MACHINE_MARK = "🤖"
+#: The names of the machine seats, by seat (the table draws them after :data:`MACHINE_MARK`).
+MACHINE_NAMES = ("Txema", "Maite", "Iker", "Nerea")
 _ZWJ = "\u200d"
 _FSI, _PDI = "\u2068", "\u2069"
 _RTL = frozenset({"R", "AL"})

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
-from bot.kernel import MACHINE_MARK, Button, OutMessage, lesson_tag, lesson_token
+from bot.kernel import MACHINE_MARK, MACHINE_NAMES, Button, OutMessage, lesson_tag, lesson_token
 from bot.lessons._model import LEARNER, Lesson, lessons
 from bot.lessons._play import Position
 from bot.lessons._texts import lesson_text
 from bot.screens import (
     LANCE_NAMES,
-    MACHINE_NAMES,
     PARES_NAMES,
     PHASE_NAMES,
     SENA_NAMES,

@@ -9,12 +9,9 @@ platform-neutral views in the table's language.
 
 from bot.screens._labels import (
     LANCE_NAMES,
-    LEVELS,
-    MACHINE_NAMES,
     PARES_NAMES,
     PHASE_NAMES,
     SENA_NAMES,
-    TARGET_CHOICES,
     action_label,
     card_label,
     cards_label,
@@ -29,12 +26,9 @@ from bot.screens._story import count_lines, lance_lines, mus_lines, result_words
 
 __all__ = [
     "LANCE_NAMES",
-    "LEVELS",
-    "MACHINE_NAMES",
     "PARES_NAMES",
     "PHASE_NAMES",
     "SENA_NAMES",
-    "TARGET_CHOICES",
     "Renderer",
     "action_label",
     "card_label",

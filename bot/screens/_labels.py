@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
-from bot.kernel import MACHINE_MARK, TableState, clean_name, isolate
+from bot.kernel import MACHINE_MARK, MACHINE_NAMES, TableState, clean_name, isolate
 from engine.actions import Action, ActionKind
 from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
 from engine.evaluation import Lance, ParesKind, evaluate
@@ -50,12 +50,8 @@ PARES_NAMES: dict[ParesKind, str] = {
     ParesKind.MEDIAS: _("medias"),
     ParesKind.DUPLES: _("duples"),
 }
-MACHINE_NAMES = ("Txema", "Maite", "Iker", "Nerea")
 #: Quick amounts offered on the table; "more…" opens a private picker with every legal amount.
 QUICK_AMOUNTS = (2, 5, 10)
-TARGET_CHOICES = (40, 30, 20)
-#: Machine levels a table may choose (engine.ai players of those names).
-LEVELS = ("normal", "hard", "easy")
 LEVEL_NAMES: dict[str, str] = {
     "easy": _("Machines: easy"),
     "normal": _("Machines: normal"),

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from bot.i18n import translator
 from bot.i18n.markers import N_
 from bot.kernel import (
+    MACHINE_NAMES,
     Button,
     OutMessage,
     TableState,
@@ -30,7 +31,6 @@ from bot.screens import _story as story
 from bot.screens._labels import (
     LANCE_NAMES,
     LEVEL_NAMES,
-    MACHINE_NAMES,
     PHASE_NAMES,
     QUICK_AMOUNTS,
     action_label,

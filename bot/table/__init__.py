@@ -3,14 +3,18 @@ and the deadline the table waits for.
 
 * :mod:`bot.table._context` — :class:`TableContext` (one loaded table during one command), :class:`Refusal`
   and the answers a step gives;
-* :mod:`bot.table._steps` — :func:`dispatch_press`: a parsed button checked against the table, then one step;
-  :func:`redraw`: the views a command changed;
+* :mod:`bot.table._events` — what a step records as it goes (a hand dealt or finished, a seat timed out, a
+  seña made or caught…): what is drawn, kept and rated is made from them, after the step;
+* :mod:`bot.table._steps` — :func:`dispatch_press`: a parsed button checked against the table, then one step
+  (one table from the command's type to its step);
 * :mod:`bot.table._lobby` — seats, options, start, cancel;
 * :mod:`bot.table._flow` — turn actions, the amount picker, discards, señas and catches;
 * :mod:`bot.table._autoplay` — machine seats, queued discards, the end of a hand, the next deal;
-* :mod:`bot.table._timers` — the one deadline a table waits for, and what happens when it fires.
+* :mod:`bot.table._timers` — the one deadline a table waits for, the catch windows, and what happens when
+  they fire.
 
-Nothing here touches a store: :mod:`bot.app` loads, runs a step and writes.
+Nothing here touches a store, draws a view or keeps a hand: :mod:`bot.app` loads, runs a step, makes what its
+events say and writes.
 """
 
 from bot.table._context import (
@@ -20,29 +24,53 @@ from bot.table._context import (
     TableContext,
     lang_for,
     load_context,
-    private_signature,
     say,
+)
+from bot.table._events import (
+    CardsShown,
+    CatchWindowClosed,
+    Event,
+    HandDealt,
+    HandFinished,
+    HandsShown,
+    LobbyExpired,
+    NewCards,
+    SeatTimedOut,
+    SenaCaught,
+    SenaMade,
+    TableShown,
 )
 from bot.table._flow import NOT_NOW
 from bot.table._lobby import cancel_table, new_table, start_game, take_seat
-from bot.table._steps import dispatch_press, redraw
-from bot.table._timers import arm_deadline, fire_deadline
+from bot.table._steps import dispatch_press
+from bot.table._timers import arm_deadline, catch_windows, fire_deadline
 
 __all__ = [
     "NOT_NOW",
     "Answer",
+    "CardsShown",
+    "CatchWindowClosed",
+    "Event",
     "FlowSettings",
+    "HandDealt",
+    "HandFinished",
+    "HandsShown",
+    "LobbyExpired",
+    "NewCards",
     "Refusal",
+    "SeatTimedOut",
+    "SenaCaught",
+    "SenaMade",
     "TableContext",
+    "TableShown",
     "arm_deadline",
     "cancel_table",
+    "catch_windows",
     "dispatch_press",
     "fire_deadline",
     "lang_for",
     "load_context",
     "new_table",
-    "private_signature",
-    "redraw",
     "say",
     "start_game",
     "take_seat",

@@ -3,15 +3,14 @@ the end of a hand (reported once) and the next deal."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 
-from bot.history import kept_hand
 from bot.i18n.markers import N_
 from bot.kernel import HandPosition, TableStatus
-from bot.leaderboard import MACHINE_PREFIX, GameResult, PlayerRef
-from bot.screens import MACHINE_NAMES
 from bot.table._context import TableContext
+from bot.table._events import HandDealt, HandFinished, NewCards, SenaMade
 from engine.actions import Action, ActionKind
 from engine.ai.baseline import BaselinePlayer
 from engine.ai.policy import Policy
@@ -55,13 +54,13 @@ def machines_catch(ctx: TableContext, sena_index: int) -> None:
 
 
 def after_sena(ctx: TableContext, sena_index: int) -> None:
-    """A seña was made: machine rivals try to catch it at once, and the end of its catch window is scheduled
-    (the table is drawn again then, without the ⚡)."""
+    """A seña was made: machine rivals try to catch it at once, and its catch window opens (the table is drawn
+    again when it ends, without the ⚡)."""
     match = ctx.match
-    assert match is not None
+    assert match is not None and match.hand is not None
     machines_catch(ctx, sena_index)
-    key = f"{ctx.table.id}|flash|{ctx.table.hand_no}|{sena_index}"
-    ctx.flashes.append((key, ctx.now + match.config.catch_window + 0.1))
+    maker = match.hand.senas[sena_index].seat
+    ctx.record(SenaMade(maker, ctx.table.hand_no, sena_index, ctx.now + match.config.catch_window))
 
 
 def machine_move(ctx: TableContext, seat: int) -> None:
@@ -124,7 +123,7 @@ def _apply(ctx: TableContext, seat: int, action: Action) -> None:
     if hand.mus_round != before_round:
         for s in ctx.table.seats:
             s.discard_pick, s.discard_ready = [], False
-        ctx.hands_fresh = True  # new cards: a new private message, which notifies (an edit would not)
+        ctx.record(NewCards())
     ctx.save_match()
 
 
@@ -165,47 +164,20 @@ def advance(ctx: TableContext, *, machines_now: bool = False) -> None:
 
 
 def _hand_finished(ctx: TableContext) -> bool:
-    """Report a finished hand once (showdown, results); return whether the match goes on."""
+    """Report a finished hand once; return whether the match goes on."""
     match = ctx.match
     assert match is not None and match.hand is not None
     table = ctx.table
     if table.reported_hand >= table.hand_no:
         return not match.over
     table.reported_hand = table.hand_no
-    # Fresh when this command dealt the hand too (played out at once): it must not edit the last hand's table.
-    ctx.messages.append(ctx.renderer().table_message(fresh=ctx.table_fresh))
-    ctx.table_fresh = False
-    ctx.messages.append(ctx.renderer().showdown())
-    try:
-        ctx.kept_hands.append(kept_hand(table, match, ctx.now))
-    except Exception:  # the history is a record of the game, never a reason to stop it
-        log.exception("hand %s of table %s cannot be kept in the history", table.hand_no, table.id)
-    outcome = match.last_outcome
-    if outcome is not None and outcome.game_winner is not None:
-        ctx.results.extend(_results(ctx, outcome.game_winner, outcome.vaca_winner, outcome.match_winner))
+    # Copies as it ended (this command may deal the next hand at once); the finished hand is shared, as
+    # nothing changes it any more (a deal makes a new one).
+    ctx.record(HandFinished(table.model_copy(deep=True), copy.deepcopy(match, {id(match.hand): match.hand})))
     if match.over:
         table.status = TableStatus.FINISHED
     ctx.changed = True
     return not match.over
-
-
-def _results(ctx: TableContext, game: int, vaca: int | None, won_match: int | None) -> list[GameResult]:
-    table = ctx.table
-    players = []
-    for i, s in enumerate(table.seats):
-        if s.user is not None:
-            players.append(PlayerRef(s.user, s.name))
-        else:
-            key = f"{MACHINE_PREFIX}{table.options.difficulty}:{MACHINE_NAMES[i].lower()}"
-            players.append(PlayerRef(key, f"🤖 {MACHINE_NAMES[i]}"))
-    teams = ((players[0], players[2]), (players[1], players[3]))
-    results = [GameResult(table.chat, teams, game, "game")]
-    if table.options.mode == "match":
-        if vaca is not None:
-            results.append(GameResult(table.chat, teams, vaca, "vaca"))
-        if won_match is not None:
-            results.append(GameResult(table.chat, teams, won_match, "match"))
-    return results
 
 
 def deal(ctx: TableContext) -> None:
@@ -219,5 +191,5 @@ def deal(ctx: TableContext) -> None:
     ctx.table.hand_no += 1
     for s in ctx.table.seats:
         s.discard_pick, s.discard_ready = [], False
-    ctx.table_fresh = ctx.hands_fresh = True
     ctx.save_match()
+    ctx.record(HandDealt(ctx.table.hand_no))

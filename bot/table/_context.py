@@ -1,8 +1,8 @@
 """One loaded table during one command: the context every flow step works on, and what a step may answer.
 
 A :class:`TableContext` holds the table, its replayed match, the clock, the settings and the randomness of
-one command, plus what the command produced (messages, results, flags for the redraw). A :class:`Refusal`
-means "answer the user, change nothing".
+one command, plus what happened during it (its :mod:`events <bot.table._events>`, in order). A
+:class:`Refusal` means "answer the user, change nothing".
 """
 
 from __future__ import annotations
@@ -11,14 +11,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.history import KeptHand
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n.markers import N_
-from bot.kernel import OutMessage, TableState, TableStatus, UserRef
-from bot.leaderboard import GameResult
-from bot.screens import Renderer, picker_open
+from bot.kernel import TableState, TableStatus, UserRef
+from bot.table._events import Event
 from engine.ai.policy import Policy
-from engine.hand_types import Phase
 from engine.match import Match
 from engine.state import match_state, restore_match
 
@@ -87,22 +84,16 @@ class TableContext:
     rng: random.Random
     policy: Callable[[str], Policy]
     changed: bool = False
-    table_fresh: bool = False
-    hands_fresh: bool = False
-    render_hands: bool = True
-    alert: bool = False
-    """Show the answer as an alert (a caught seña)."""
-    messages: list[OutMessage] = field(default_factory=list)
-    results: list[GameResult] = field(default_factory=list)
-    flashes: list[tuple[str, float]] = field(default_factory=list)
-    """Extra deadlines (key, due) to schedule: the end of a seña's catch window."""
-    kept_hands: list[KeptHand] = field(default_factory=list)
-    """Hands that finished in this command, to keep in the history once the write succeeded."""
+    """The table changed: it is written (and drawn again)."""
+    events: list[Event] = field(default_factory=list)
+    """What happened during the command, in order (what is drawn, kept and rated is made from them)."""
     match_dirty: bool = False
-    private_before: object = None
-    """What the private hands showed when the command began (see :func:`private_signature`)."""
 
     # --- helpers ---------------------------------------------------------------------------------------
+
+    def record(self, event: Event) -> None:
+        """Note that ``event`` happened (after whatever it reports has been done to the table)."""
+        self.events.append(event)
 
     def require_match(self) -> Match:
         """The live match, or a refusal if the table is not playing."""
@@ -119,10 +110,6 @@ class TableContext:
             raise Refusal(NOT_SEATED)
         return seat
 
-    def renderer(self) -> Renderer:
-        """A renderer of the current state."""
-        return Renderer(self.table, self.match, self.now, turn_seconds=self.settings.turn_timeout)
-
     def save_match(self) -> None:
         """The match changed: it is serialised into the table once, just before the write."""
         self.table.updated_at = self.now
@@ -134,39 +121,6 @@ class TableContext:
         if self.match_dirty:
             self.table.match = None if self.match is None else match_state(self.match)
             self.match_dirty = False
-
-
-def private_signature(ctx: TableContext) -> object:
-    """Everything a private hand message depends on: when it is unchanged, private views need no redraw.
-
-    (Bets by others do not appear in private messages; cards, discards, señas, catches, picks and
-    languages do.)
-    """
-    match = ctx.match
-    if match is None or match.hand is None:
-        return None
-    hand = match.hand
-    return (
-        ctx.table.hand_no,
-        ctx.table.lang,
-        ctx.table.status,
-        _live_picker(ctx),
-        hand.mus_round,
-        hand.phase is Phase.DISCARD,
-        hand.over,
-        len(hand.senas),
-        len(hand.catches),
-        tuple(len(h) for h in hand.hands),
-        tuple((tuple(s.discard_pick), s.discard_ready, s.lang) for s in ctx.table.seats),
-    )
-
-
-def _live_picker(ctx: TableContext) -> int | None:
-    """The seat whose bet-amount picker is showing now, if any."""
-    match = ctx.match
-    assert match is not None and match.hand is not None
-    seat = match.hand.turn
-    return seat if seat is not None and picker_open(ctx.table, match.hand, seat) else None
 
 
 def load_context(

@@ -1,19 +1,19 @@
 """A person's moves at a running table: turn actions, the amount picker, discards, señas and catches.
 
 Everything here is synchronous and works on one loaded table (a :class:`~bot.table._context.TableContext`): it
-checks who may do what, calls the engine, then lets :mod:`bot.table._autoplay` play what needs nobody. The
-lobby is
-:mod:`bot.table._lobby`, deadlines are :mod:`bot.table._timers`. The async shell (:mod:`bot.app._service`)
-loads the table, runs one step, renders, and writes the table back with a compare-and-set.
+checks who may do what, calls the engine, then lets :mod:`bot.table._autoplay` play what needs nobody, and
+records what happened (a seña made, a seña caught). The lobby is :mod:`bot.table._lobby`, deadlines are
+:mod:`bot.table._timers`. The unit of work (:mod:`bot.app._unit_of_work`) loads the table, runs one step,
+draws what its events say, and writes the table back with a compare-and-set.
 """
 
 from __future__ import annotations
 
 from bot.i18n.markers import N_
 from bot.kernel import Token, UserRef, turn_stamp
-from bot.screens import SENA_NAMES, seat_name
 from bot.table._autoplay import advance, after_sena, back_in_control
 from bot.table._context import Refusal, TableContext
+from bot.table._events import SenaCaught
 from engine.actions import Action
 from engine.cards import Card, card_name
 from engine.errors import CatchError, MusError, SenaError
@@ -30,7 +30,6 @@ CATCH_OWN = _("That is your own seña: only your rivals can catch it.")
 CATCH_PARTNER = _("That is your partner's seña: you see it anyway.")
 CATCH_LATE = _("Too late!")
 CATCH_DONE = _("You already caught it.")
-CAUGHT = _("Caught! {name}'s seña: {sena}")
 SENA_MADE = _("Seña made: your partner sees it.")
 DISCARD_QUEUED = _("Discard confirmed.")
 STALE_CARD = _("That card is no longer in your hand.")
@@ -130,8 +129,9 @@ def make_sena(ctx: TableContext, user: UserRef, name: str) -> str:
     return SENA_MADE
 
 
-def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, object]]:
-    """A rival presses the ⚡ of a seña: inside the window they learn which seña it was."""
+def catch(ctx: TableContext, user: UserRef, index: int) -> None:
+    """A rival presses the ⚡ of a seña: inside the window they learn which seña it was (the answer, an
+    alert, is made from the :class:`~bot.table._events.SenaCaught` recorded)."""
     match = ctx.require_match()
     hand = match.hand
     assert hand is not None
@@ -150,8 +150,4 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> tuple[str, dict[str, 
     except MusError:  # the hand is over: the window closed with it
         raise Refusal(CATCH_LATE) from None
     ctx.save_match()
-    ctx.render_hands = False  # only the catcher's hand changes (it now names the seña)
-    private = ctx.renderer().private_hand(seat)
-    if private is not None:
-        ctx.messages.append(private)
-    return CAUGHT, {"name": seat_name(ctx.table, made.seat), "sena": SENA_NAMES[made.sena]}
+    ctx.record(SenaCaught(seat, made.seat, made.sena))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from bot.i18n.markers import N_
-from bot.kernel import Seat, TableState, TableStatus, UserRef
-from bot.screens import LEVELS, MACHINE_NAMES, TARGET_CHOICES
+from bot.kernel import LEVELS, MACHINE_NAMES, TARGET_CHOICES, Seat, TableState, TableStatus, UserRef
 from bot.table._autoplay import advance, deal
 from bot.table._context import GAME_NOT_RUNNING, Refusal, TableContext
 from engine.match import Match, MatchConfig

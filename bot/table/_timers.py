@@ -1,18 +1,15 @@
-"""The one deadline a table waits for (turn timeout, machine move, next deal, lobby expiry, a catch
-window), and what happens when it fires."""
+"""The one deadline a table waits for (turn timeout, machine move, next deal, lobby expiry), the end of
+each seña's catch window, and what happens when they fire."""
 
 from __future__ import annotations
 
-from bot.i18n.markers import N_
 from bot.kernel import TableStatus, turn_stamp
 from bot.table._autoplay import advance, deal, machine_move, machine_plays
 from bot.table._context import TableContext
+from bot.table._events import CatchWindowClosed, LobbyExpired, SeatTimedOut, SenaMade
 
-_ = N_
-
-TIMEOUT_NOTICE = _("⏱ {name} ran out of time: a machine played for them.")
-AUTOPILOT_NOTICE = _("🤖 A machine keeps {name}'s seat until they play again.")
-LOBBY_EXPIRED = _("Nobody started the game in time: the table was closed.")
+#: Seconds after a catch window's end at which its deadline fires (so that the window is surely closed).
+_AFTER_WINDOW = 0.1
 
 
 def pending_deadline(ctx: TableContext) -> tuple[str, float] | None:
@@ -53,20 +50,32 @@ def arm_deadline(ctx: TableContext) -> None:
         ctx.changed = True
 
 
+def catch_windows(ctx: TableContext) -> list[tuple[str, float]]:
+    """Deadlines (key, due) to schedule besides the pending one: the end of each seña's catch window opened
+    by this command."""
+    return [
+        (f"{ctx.table.id}|flash|{made.hand_no}|{made.index}", made.window_ends + _AFTER_WINDOW)
+        for made in ctx.events
+        if isinstance(made, SenaMade)
+    ]
+
+
 def fire_deadline(ctx: TableContext, key: str) -> bool:
     """A deadline fired: act on it if it is still the table's pending one; return whether it was."""
     table = ctx.table
     parts = key.split("|")
     kind = parts[1] if len(parts) > 1 else ""
     if kind == "flash":
-        # The catch window closed: nothing changes, the table is drawn again without the ⚡.
+        # The catch window closed: nothing changes, the table is drawn again without the ⚡ (also when the
+        # hand has moved on: it is drawn as it stands).
+        ctx.record(CatchWindowClosed())
         return len(parts) == 4 and parts[2] == str(table.hand_no) and table.status is TableStatus.PLAYING
     if key != table.due_key:
         return False
     if kind == "lobby":
         table.status = TableStatus.CANCELLED
         ctx.changed = True
-        ctx.messages.append(ctx.renderer().notice(ctx.renderer().t.gettext(LOBBY_EXPIRED)))
+        ctx.record(LobbyExpired())
         return True
     match = ctx.match
     if match is None or match.hand is None:
@@ -87,13 +96,11 @@ def fire_deadline(ctx: TableContext, key: str) -> bool:
 
 
 def _timeout(ctx: TableContext, seat: int) -> None:
+    """A person's turn ran out: one more timeout, and the machine keeps the seat after too many in a row."""
     s = ctx.table.seats[seat]
     s.timeouts += 1
-    t = ctx.renderer().t
-    name = s.name
-    if s.timeouts >= ctx.settings.timeouts_to_autopilot and not s.autopilot:
+    autopilot = s.timeouts >= ctx.settings.timeouts_to_autopilot and not s.autopilot
+    if autopilot:
         s.autopilot = True
-        ctx.messages.append(ctx.renderer().notice(t.format(AUTOPILOT_NOTICE, name=name)))
-    else:
-        ctx.messages.append(ctx.renderer().notice(t.format(TIMEOUT_NOTICE, name=name)))
     ctx.changed = True
+    ctx.record(SeatTimedOut(seat, autopilot))

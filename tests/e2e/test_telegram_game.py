@@ -23,9 +23,8 @@ from pydantic import SecretStr
 from adapters.telegram.app import start_telegram, stop_telegram
 from bot.delivery import RedisSurfaces
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
-from bot.kernel import TableState, TableStatus
+from bot.kernel import MACHINE_NAMES, TableState, TableStatus
 from bot.ops import build_app
-from bot.screens import MACHINE_NAMES
 from bot.table import FlowSettings
 from engine.actions import ActionKind
 from engine.hand_types import Phase
