@@ -27,7 +27,7 @@ the catalogues and rules texts by ``tests/unit/test_glossary.py``; see ``docs/tr
 
 from __future__ import annotations
 
-from bot.i18n.catalog import Translator, clear_cache, translator
+from bot.i18n.catalog import Translator, translator
 from bot.i18n.languages import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language
 from bot.i18n.markers import N_
 
@@ -37,7 +37,6 @@ __all__ = [
     "LANGUAGE_NAMES",
     "N_",
     "Translator",
-    "clear_cache",
     "normalize_language",
     "translator",
 ]

@@ -11,8 +11,6 @@ Importing this package creates no client.
 
 from bot.leaderboard._memory import MemoryLeaderboard
 from bot.leaderboard._model import (
-    DISPLAY_BASE,
-    DISPLAY_SCALE,
     GLOBAL_SCOPE,
     MACHINE_PREFIX,
     GameResult,
@@ -20,17 +18,13 @@ from bot.leaderboard._model import (
     PlayerRef,
     PlayerStats,
     RankBy,
-    ResultKind,
     display_rating,
-    is_ranked,
 )
 from bot.leaderboard._ports import LeaderboardBusy, LeaderboardStore
 from bot.leaderboard._queue import RedisResultQueue, ResultQueue
 from bot.leaderboard._redis_store import RedisLeaderboard
 
 __all__ = [
-    "DISPLAY_BASE",
-    "DISPLAY_SCALE",
     "GLOBAL_SCOPE",
     "MACHINE_PREFIX",
     "GameResult",
@@ -43,8 +37,6 @@ __all__ = [
     "RankBy",
     "RedisLeaderboard",
     "RedisResultQueue",
-    "ResultKind",
     "ResultQueue",
     "display_rating",
-    "is_ranked",
 ]

@@ -29,6 +29,7 @@ from engine.hand import Hand
 from engine.hand_types import Phase
 from engine.match import Match
 from engine.senas import true_senas
+from engine.views import SeatView
 
 _ = N_
 
@@ -64,74 +65,63 @@ class PrivateView:
         view = self.match.view_for(seat)
         lines = [t.format(N_("Game at {chat}, hand {n}"), chat=table.chat_title or "Mus", n=table.hand_no)]
         lines.extend(_cards_lines(t, view.cards))
-        partner = view.partner
-        for sena in view.partner_senas():
-            lines.append(
-                t.format(
-                    N_("Your partner {name} made you a seña: {sena}"),
-                    name=seat_name(table, partner),
-                    sena=t.gettext(SENA_NAMES[sena]),
-                )
-            )
-        for sv in view.senas:
-            if sv.seat % 2 != seat % 2 and sv.sena is not None:
-                lines.append(
-                    t.format(
-                        N_("You caught {name}'s seña: {sena}"),
-                        name=seat_name(table, sv.seat),
-                        sena=t.gettext(SENA_NAMES[sv.sena]),
-                    )
-                )
+        lines.extend(self._sena_lines(seat, t, view))
         if table.status is TableStatus.CANCELLED:
             lines.append(t.gettext(_("This table was cancelled.")))
             return self._private(seat, lines, (), fresh)
         if hand.over:
             lines.append(t.gettext(_("Hand over.")))
             return self._private(seat, lines, (), fresh)
-        rows: list[tuple[Button, ...]] = []
-        stamp = hand_stamp(table.hand_no)
-        if (
-            view.phase is Phase.DISCARD
-            and len(view.cards) == 4
-            and not self._discarded_this_round(hand, seat)
-        ):
-            picked = set(s.discard_pick)
-            lines.append(t.gettext(_("Choose the cards to discard, then confirm.")))
-            if s.discard_ready:
-                lines.append(t.gettext(_("Discard confirmed: waiting for your turn.")))
-            rows.append(
-                tuple(
-                    Button(
-                        ("✓ " if card_name(c) in picked else "") + card_label(c),
-                        make_token(table.id, stamp, pick_code(c)),
-                    )
-                    for c in view.cards
-                )
-            )
-            if picked:
-                rows.append(
-                    (
-                        Button(
-                            t.nformat("Discard {n} card", "Discard {n} cards", len(picked)),
-                            make_token(table.id, stamp, "discard"),
-                        ),
-                    )
-                )
+        rows = self._discard(seat, t, hand, view, lines)
         rows.extend(self._picker(seat, t, hand))
-        if view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4:
-            options = true_senas(view.cards)
-            if options:
-                sstamp = sena_stamp(table.hand_no, hand.senas_made(seat))
-                rows.append(
-                    tuple(
-                        Button(
-                            t.format(N_("Seña: {sena}"), sena=t.gettext(SENA_NAMES[o])),
-                            make_token(table.id, sstamp, f"sena_{o.value}"),
-                        )
-                        for o in options[:3]
+        rows.extend(self._sena_buttons(seat, t, hand, view))
+        return self._private(seat, lines, tuple(rows), fresh)
+
+    def _sena_lines(self, seat: int, t: Translator, view: SeatView) -> list[str]:
+        """The señas this seat knows of: those its partner made, and those it caught from a rival."""
+        lines = [
+            t.format(
+                N_("Your partner {name} made you a seña: {sena}"),
+                name=seat_name(self.table, view.partner),
+                sena=t.gettext(SENA_NAMES[sena]),
+            )
+            for sena in view.partner_senas()
+        ]
+        for sv in view.senas:
+            if sv.seat % 2 != seat % 2 and sv.sena is not None:
+                lines.append(
+                    t.format(
+                        N_("You caught {name}'s seña: {sena}"),
+                        name=seat_name(self.table, sv.seat),
+                        sena=t.gettext(SENA_NAMES[sv.sena]),
                     )
                 )
-        return self._private(seat, lines, tuple(rows), fresh)
+        return lines
+
+    def _discard(
+        self, seat: int, t: Translator, hand: Hand, view: SeatView, lines: list[str]
+    ) -> list[tuple[Button, ...]]:
+        """During the discards, before this seat discarded: a button per card (✓ on the picked ones) and,
+        once one is picked, the confirmation; what to do is added to ``lines``."""
+        if view.phase is not Phase.DISCARD or len(view.cards) != 4 or self._discarded_this_round(hand, seat):
+            return []
+        table, s = self.table, self.table.seats[seat]
+        stamp = hand_stamp(table.hand_no)
+        picked = set(s.discard_pick)
+        lines.append(t.gettext(_("Choose the cards to discard, then confirm.")))
+        if s.discard_ready:
+            lines.append(t.gettext(_("Discard confirmed: waiting for your turn.")))
+        cards = tuple(
+            Button(
+                ("✓ " if card_name(c) in picked else "") + card_label(c),
+                make_token(table.id, stamp, pick_code(c)),
+            )
+            for c in view.cards
+        )
+        if not picked:
+            return [cards]
+        label = t.nformat("Discard {n} card", "Discard {n} cards", len(picked))
+        return [cards, (Button(label, make_token(table.id, stamp, "discard")),)]
 
     def _picker(self, seat: int, t: Translator, hand: Hand) -> list[tuple[Button, ...]]:
         """Every legal bet amount, once the player on turn asked for "more…" (8 to a row)."""
@@ -148,6 +138,24 @@ class PrivateView:
             label = str(action.amount) if not total else f"+{action.amount} → {total}"
             buttons.append(Button(label, make_token(self.table.id, stamp, code)))
         return [tuple(buttons[i : i + 8]) for i in range(0, len(buttons), 8)]
+
+    def _sena_buttons(self, seat: int, t: Translator, hand: Hand, view: SeatView) -> list[tuple[Button, ...]]:
+        """The señas this seat may make with its four cards (three at most), while it has señas left."""
+        if not (view.senas_enabled and view.senas_left > 0 and len(view.cards) == 4):
+            return []
+        options = true_senas(view.cards)
+        if not options:
+            return []
+        stamp = sena_stamp(self.table.hand_no, hand.senas_made(seat))
+        return [
+            tuple(
+                Button(
+                    t.format(N_("Seña: {sena}"), sena=t.gettext(SENA_NAMES[o])),
+                    make_token(self.table.id, stamp, f"sena_{o.value}"),
+                )
+                for o in options[:3]
+            )
+        ]
 
     def cards_alert(self, seat: int) -> str:
         """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""

@@ -13,12 +13,11 @@
 Importing this package creates no client and starts no server.
 """
 
-from bot.store._cas import Mutate, MutateResult, Mutation, update_with_retries
+from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
 from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store._once import MemoryOnce, OnceStore, RedisOnce
 from bot.store._ports import (
-    DEFAULT_FINISHED_TTL_SECONDS,
     DEFAULT_PREFIX,
     ChatBusy,
     DeadlineChanges,
@@ -40,7 +39,6 @@ from bot.store._redis_server import EmbeddedRedisError
 from bot.store._redis_store import RedisTableStore
 
 __all__ = [
-    "DEFAULT_FINISHED_TTL_SECONDS",
     "DEFAULT_PREFIX",
     "AnyRedis",
     "ChatBusy",
@@ -51,8 +49,6 @@ __all__ = [
     "MemoryDeadlineStore",
     "MemoryOnce",
     "MemoryTableStore",
-    "Mutate",
-    "MutateResult",
     "Mutation",
     "OnceStore",
     "PreferencesStore",

@@ -21,6 +21,7 @@ from bot.store._ports import (
     StoredTable,
     TableExists,
     VersionConflict,
+    check_deadline,
     check_key,
     check_lease,
     check_version,
@@ -198,9 +199,7 @@ class MemoryDeadlineStore:
 
     async def schedule(self, key: str, due: float) -> None:
         """Schedule ``key`` at ``due``; scheduling an existing key moves it."""
-        check_key(key, "deadline key")
-        if not math.isfinite(due):
-            raise ValueError(f"due must be a finite number, not {due!r}")
+        check_deadline(key, due)
         async with self._lock:
             self._due[key] = float(due)
 
@@ -233,9 +232,7 @@ class MemoryDeadlineStore:
     async def schedule_missing(self, entries: Sequence[tuple[str, float]]) -> list[str]:
         """Schedule each ``(key, due)`` whose key is not scheduled at all; return those keys."""
         for key, due in entries:
-            check_key(key, "deadline key")
-            if not math.isfinite(due):
-                raise ValueError(f"due must be a finite number, not {due!r}")
+            check_deadline(key, due)
         added: list[str] = []
         async with self._lock:
             for key, due in entries:

@@ -76,6 +76,7 @@ __all__ = [
     "TableNotFound",
     "TableStore",
     "VersionConflict",
+    "check_deadline",
     "check_key",
     "check_lease",
     "check_version",
@@ -259,6 +260,13 @@ def check_key(value: str, what: str) -> str:
     if not value:
         raise ValueError(f"{what} must not be empty")
     return value
+
+
+def check_deadline(key: str, due: float) -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``key`` is a deadline key and ``due`` a finite time."""
+    check_key(key, "deadline key")
+    if not math.isfinite(due):
+        raise ValueError(f"due must be a finite number, not {due!r}")
 
 
 def normalize_user_keys(user_keys: Sequence[str]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from bot.store._ports import DEFAULT_DEADLINE_LEASE_SECONDS, DEFAULT_PREFIX, check_key, check_lease
+from bot.store._ports import DEFAULT_DEADLINE_LEASE_SECONDS, DEFAULT_PREFIX, check_deadline, check_lease
 from bot.store._redis_client import AnyRedis, as_text, is_cluster, score_arg, unavailable_errors
 from bot.store._redis_layout import KeyLayout
 
@@ -85,9 +85,7 @@ class RedisDeadlineStore:
 
     async def schedule(self, key: str, due: float) -> None:
         """Schedule ``key`` at ``due`` (epoch seconds); scheduling an existing key moves it."""
-        check_key(key, "deadline key")
-        if not math.isfinite(due):
-            raise ValueError(f"due must be a finite number, not {due!r}")
+        check_deadline(key, due)
         with unavailable_errors():
             await self.redis.zadd(self.shard_key(key), {key: float(due)})
 
@@ -154,9 +152,7 @@ class RedisDeadlineStore:
     async def schedule_missing(self, entries: Sequence[tuple[str, float]]) -> list[str]:
         """Schedule each ``(key, due)`` whose key is not scheduled at all (``ZADD NX``); return those keys."""
         for key, due in entries:
-            check_key(key, "deadline key")
-            if not math.isfinite(due):
-                raise ValueError(f"due must be a finite number, not {due!r}")
+            check_deadline(key, due)
         if not entries:
             return []
         with unavailable_errors():

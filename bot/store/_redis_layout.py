@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
@@ -105,6 +106,16 @@ class KeyLayout:
         """What the keys of the tables of ``shard`` start with (the table id follows)."""
         return f"{self._base(shard)}table:"
 
+    def table_id(self, key: str) -> str | None:
+        """The table id in a table's key, or ``None`` if ``key`` is not where that table would be."""
+        if self.cluster:
+            _, found, table_id = key.partition("}:table:")
+            if not found:
+                return None
+        else:
+            table_id = key[len(self.table_prefix(0)) :]
+        return table_id if table_id and self.table(table_id) == key else None
+
     def live(self, shard: int) -> str:
         """The key of a shard of the live set."""
         return f"{self._base(shard)}tables:live"
@@ -120,3 +131,18 @@ class KeyLayout:
     def user(self, user_key: str) -> str:
         """The key of a user's index entry."""
         return f"{self.prefix}user:{user_key}"
+
+    def index_ops(
+        self, old_chat: str, old_users: Sequence[str], chat: str, users: Sequence[str], *, finished: bool
+    ) -> list[tuple[str, str]]:
+        """Cluster: the index entries a table's write sets (``"set"``) or removes if they still name the table
+        (``"del_if"``), from the chat and users it had before the write and has now (a finished table's
+        entries all go)."""
+        if finished:
+            chats = [("del_if", self.chat(c)) for c in dict.fromkeys((old_chat, chat)) if c]
+            return chats + [("del_if", self.user(u)) for u in dict.fromkeys([*old_users, *users])]
+        ops = [("del_if", self.chat(old_chat))] if old_chat and old_chat != chat else []
+        if chat:
+            ops.append(("set", self.chat(chat)))
+        ops += [("set", self.user(u)) for u in users]
+        return ops + [("del_if", self.user(u)) for u in old_users if u not in users]

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -30,6 +29,7 @@ from bot.store._ports import (
     StoreUnavailable,
     TableExists,
     VersionConflict,
+    check_deadline,
     check_key,
     check_version,
     normalize_user_keys,
@@ -219,19 +219,40 @@ class RedisTableStore:
         users = normalize_user_keys(user_keys)
         changes = deadlines or DeadlineChanges()
         for key, due in changes.schedule:
-            check_key(key, "deadline key")
-            if not math.isfinite(due):
-                raise ValueError(f"due must be a finite number, not {due!r}")
+            check_deadline(key, due)
         # The deadlines of the table's shard change in its script; others (another table's) right after.
+        here, after = self._by_shard(table_id, changes)
+        args = self._cas_args(table_id, expected_version, data, chat_key, finished, here)
+        with unavailable_errors():
+            reply = await self._cas(keys=list(self._keys(table_id)), args=[*args, *users])
+        status = int(reply[0])
+        if status != 1:
+            raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
+        if self.cluster:
+            old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])
+            ops = self.layout.index_ops(old_chat, old_users, chat, users, finished=finished)
+            await self._reindex(table_id, ops, after)
+        return StoredTable(table_id, int(reply[1]), data)
+
+    def _by_shard(self, table_id: str, changes: DeadlineChanges) -> tuple[DeadlineChanges, DeadlineChanges]:
+        """The deadline changes in the table's shard (its script makes them), and those in other shards."""
         shard = self.layout.table_shard(table_id)
         schedule, schedule_after = _split(
             changes.schedule, lambda e: self.layout.deadline_shard(e[0]) == shard
         )
         cancel, cancel_after = _split(changes.cancel, lambda k: self.layout.deadline_shard(k) == shard)
-        deadline_args: list[str] = [str(len(schedule))]
-        for key, due in schedule:
-            deadline_args += [key, score_arg(due)]
-        deadline_args += [str(len(cancel)), *cancel]
+        return DeadlineChanges(schedule, cancel), DeadlineChanges(schedule_after, cancel_after)
+
+    def _cas_args(
+        self,
+        table_id: str,
+        expected_version: int,
+        data: str,
+        chat_key: str | None,
+        finished: bool,
+        deadlines: DeadlineChanges,
+    ) -> list[str]:
+        """The arguments of ``LUA_CAS`` before the user keys, in its order."""
         args = [
             "0" if self.cluster else "1",
             self.prefix,
@@ -242,29 +263,11 @@ class RedisTableStore:
             chat_key or "",
             "1" if finished else "0",
             str(self.finished_ttl_seconds),
-            *deadline_args,
-            *users,
+            str(len(deadlines.schedule)),
         ]
-        with unavailable_errors():
-            reply = await self._cas(keys=list(self._keys(table_id)), args=args)
-        status = int(reply[0])
-        if status != 1:
-            raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
-        if self.cluster:
-            old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])
-            ops: list[tuple[str, str]] = []
-            if finished:
-                ops += [("del_if", self.chat_key(c)) for c in dict.fromkeys((old_chat, chat)) if c]
-                ops += [("del_if", self.user_key(u)) for u in dict.fromkeys([*old_users, *users])]
-            else:
-                if old_chat and old_chat != chat:
-                    ops.append(("del_if", self.chat_key(old_chat)))
-                if chat:
-                    ops.append(("set", self.chat_key(chat)))
-                ops += [("set", self.user_key(u)) for u in users]
-                ops += [("del_if", self.user_key(u)) for u in old_users if u not in users]
-            await self._reindex(table_id, ops, DeadlineChanges(schedule_after, cancel_after))
-        return StoredTable(table_id, int(reply[1]), data)
+        for key, due in deadlines.schedule:
+            args += [key, score_arg(due)]
+        return [*args, str(len(deadlines.cancel)), *deadlines.cancel]
 
     async def _reindex(
         self, table_id: str, ops: Sequence[tuple[str, str]], deadlines: DeadlineChanges | None = None
@@ -361,7 +364,7 @@ class RedisTableStore:
         else:
             pattern = glob_escape(layout.table_prefix(0)) + "*"
         async for batch in scan_batches(self.redis.scan_iter(match=pattern, count=1000)):
-            found = [(key, _table_id(layout, key)) for key in map(as_text, batch)]
+            found = [(key, layout.table_id(key)) for key in map(as_text, batch)]
             tables = [(key, tid) for key, tid in found if tid is not None]
             async with self.redis.pipeline(transaction=False) as pipe:
                 for key, _ in tables:
@@ -382,17 +385,6 @@ class RedisTableStore:
         """Health check: return if Redis (every master of a cluster) answers PING, raise otherwise."""
         with unavailable_errors():
             await self.redis.ping()
-
-
-def _table_id(layout: KeyLayout, key: str) -> str | None:
-    """The table id in a table's key, or ``None`` if ``key`` is not where that table would be."""
-    if layout.cluster:
-        _, found, table_id = key.partition("}:table:")
-        if not found:
-            return None
-    else:
-        table_id = key[len(layout.table_prefix(0)) :]
-    return table_id if table_id and layout.table(table_id) == key else None
 
 
 def _split(items: Sequence[_T], here: Callable[[_T], bool]) -> tuple[tuple[_T, ...], tuple[_T, ...]]:
