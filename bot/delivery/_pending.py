@@ -82,7 +82,9 @@ class Pending:
     def take(self, newer: OutMessage) -> None:
         """Send ``newer`` instead. A view shown again for another worker becomes this worker's own (that one
         would only edit, and ``newer`` may have to begin a new message), still drawn whatever the cache
-        says; a view left to another worker's post stays one. Keep "post a new message" if this one asked
+        says; so does a view left to another worker's post (a recheck draws only if that post never came:
+        this worker's newer view must be drawn either way, and is left again if the post is still under
+        way). Keep "post a new message" if this one asked
         for it to post its epoch's message again (``/newgame`` during a game). A view that began its epoch
         needs no keeping: its epoch's message is posted if no view of the epoch posted it yet, and edited if
         one did (posting it again would show the hand twice).
@@ -96,6 +98,8 @@ class Pending:
         self.message = newer
         if self.kind is ViewCall.RESHOW:
             self.kind = ViewCall.DRAW_FORCED
+        elif self.kind is ViewCall.RECHECK:
+            self.kind = ViewCall.DRAW
 
 
 @dataclass(frozen=True, slots=True)

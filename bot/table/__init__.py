@@ -29,7 +29,6 @@ from bot.table._context import (
 from bot.table._events import (
     CardsShown,
     CatchWindowClosed,
-    Event,
     HandDealt,
     HandFinished,
     HandsShown,
@@ -37,7 +36,6 @@ from bot.table._events import (
     NewCards,
     SeatTimedOut,
     SenaCaught,
-    SenaMade,
     TableShown,
 )
 from bot.table._flow import NOT_NOW
@@ -50,7 +48,6 @@ __all__ = [
     "Answer",
     "CardsShown",
     "CatchWindowClosed",
-    "Event",
     "FlowSettings",
     "HandDealt",
     "HandFinished",
@@ -60,7 +57,6 @@ __all__ = [
     "Refusal",
     "SeatTimedOut",
     "SenaCaught",
-    "SenaMade",
     "TableContext",
     "TableShown",
     "arm_deadline",

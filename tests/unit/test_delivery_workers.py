@@ -326,6 +326,34 @@ async def test_a_view_left_to_a_worker_that_died_posting_is_drawn_once_its_claim
     assert [text for text, _ in chat.messages.values()] == ["hand 2: mus"] and b.stats["send"] == 1
 
 
+async def test_a_view_left_to_another_workers_post_that_takes_a_newer_own_view_draws_it() -> None:
+    """A worker left its view to another worker's post (a recheck, queued again when the claim ran out);
+    its own newer view arriving meanwhile takes that recheck's place and must be drawn: once the other
+    worker's message exists, a recheck alone would never draw, and the chat would stay one state behind."""
+    chat, surfaces = Chat(), MemorySurfaces(post_claim=0.1)
+    a_calls, b_calls = WorkerTransport(chat), WorkerTransport(chat)
+    a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+    gate = a_calls.hold()
+    a.deliver([view(10, "hand 2 dealt", fresh=True)])
+    await a_calls.in_flight.wait()
+    b.deliver([view(11, "hand 2: mus", since=10)])
+    await b.flush()
+    assert b.stats["left"] == 1
+    gate.set()
+    await a.flush()  # A posted, and showed v11 again
+    assert chat.live() == ["hand 2: mus"]
+    # B's lane is busy (a slow notice) when its recheck is queued again; then B's own v12 comes.
+    b_gate = b_calls.hold()
+    b.deliver([OutMessage(slot="notice", text="a notice", chat=GROUP, fresh=True)])
+    await b_calls.in_flight.wait()
+    await asyncio.sleep(0.25)  # the claim ran out: the recheck is queued behind the notice
+    b.deliver([view(12, "hand 2: mus · paso", since=10)])
+    b_gate.set()
+    await b.flush()
+    await a.flush()
+    assert chat.live() == ["hand 2: mus · paso"], chat.messages
+
+
 async def test_a_second_copy_posted_after_a_claim_ran_out_is_deleted() -> None:
     chat, a, b = await post_one_hand_twice(claim=0.05)  # A's post outlived its claim (A froze)
     assert b.stats["send"] == 1 and a.stats["deleted"] == 1 and len(chat.deleted) == 1
