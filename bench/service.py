@@ -128,8 +128,7 @@ async def run_bench(args: argparse.Namespace, redis: Redis, prefix: str) -> None
         settings=settings,
         policy=lambda name: CountingPolicy(make_policy(args.level or name), stats),
     )
-    service = TimedService(deps)
-    service.bench_stats, service.drivers = stats, {}
+    service = TimedService(deps, stats)
     run = Run(service, stats, args, asyncio.Semaphore(args.concurrency))
 
     server = await redis.info("server")

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bot.app import Service
+from bot.app import DeadlineWork, Service, ServiceDeps, TableWork
 from bot.kernel import ChatRef, Outcome, OutMessage, UserRef
 from bot.leaderboard import GameResult, LeaderboardEntry, RankBy, RedisLeaderboard
 from bot.store import StoreError
@@ -119,12 +119,14 @@ class CountingHandler(logging.Handler):
 LOG = CountingHandler()
 
 
-class TimedService(Service):
-    """The service, with each fired deadline timed (``fire_due`` calls ``fire`` once per claimed key)."""
+class TimedDeadlines(DeadlineWork):
+    """The service's deadlines, each one fired timed (``fire_due`` calls ``fire`` once per claimed key)."""
 
-    bench_stats: Stats
-    drivers: dict[str | None, Driver]
-    """Table -> its driver (the key of a start the service refused: ``None``)."""
+    def __init__(self, deps: ServiceDeps, work: TableWork, stats: Stats) -> None:
+        super().__init__(deps, work)
+        self.bench_stats = stats
+        self.drivers: dict[str | None, Driver] = {}
+        """Table -> its driver (the key of a start the service refused: ``None``)."""
 
     async def fire(self, key: str) -> Outcome:
         """Fire ``key``, timed; its views go to the table's driver."""
@@ -138,6 +140,19 @@ class TimedService(Service):
         if driver is not None:
             driver.deliver(outcome)
         return outcome
+
+
+class TimedService(Service):
+    """The service with its deadlines timed (:class:`TimedDeadlines`, a member like the production one)."""
+
+    def __init__(self, deps: ServiceDeps, stats: Stats) -> None:
+        super().__init__(deps)
+        self.deadlines = self.timed = TimedDeadlines(deps, self.tables, stats)
+
+    @property
+    def drivers(self) -> dict[str | None, Driver]:
+        """Table -> its driver."""
+        return self.timed.drivers
 
 
 # --- one fake human per table ------------------------------------------------------------------------

@@ -13,15 +13,19 @@
 """
 
 from bot.app._chat_commands import COMMAND_LIST, leaderboard_scope, wants_full_rules
+from bot.app._deadline_work import DeadlineWork
 from bot.app._deps import ServiceDeps, secure_rng, secure_table_id
 from bot.app._history_commands import parse_kept
 from bot.app._lesson_commands import learn_link_text, lesson_number
 from bot.app._service import Service
+from bot.app._unit_of_work import TableWork
 
 __all__ = [
     "COMMAND_LIST",
+    "DeadlineWork",
     "Service",
     "ServiceDeps",
+    "TableWork",
     "leaderboard_scope",
     "learn_link_text",
     "lesson_number",
