@@ -295,3 +295,46 @@ def test_the_systemd_unit_runs_musbot_hardened_and_stops_gracefully(name: str) -
 def test_the_template_reads_each_workers_own_file_after_the_shared_one() -> None:
     files = values(unit("musbot@.service")["Service"], "EnvironmentFile")
     assert files == ["/etc/musbot/env", "/etc/musbot/%i.env"]
+
+
+def test_unit_memory_is_bounded() -> None:
+    for name in ("musbot.service", "musbot@.service"):
+        service = unit(name)["Service"]
+        assert values(service, "MemoryMax") == ["1G"] and values(service, "MemoryHigh") == ["768M"], name
+
+
+# -- logs, memory, backups and alerts ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["redis", *BOT_SERVICES])
+def test_every_container_rotates_its_logs_and_has_a_memory_limit(name: str) -> None:
+    service = compose()["services"][name]
+    logging = service["logging"]
+    assert logging["driver"] == "json-file"
+    assert logging["options"]["max-size"] and int(logging["options"]["max-file"]) >= 2
+    assert re.fullmatch(r"\d+[mg]", service["mem_limit"])
+
+
+def test_the_backup_runs_daily_from_a_timer_and_the_script_is_executable() -> None:
+    assert (DEPLOY / "backup.sh").stat().st_mode & 0o111
+    assert values(unit("musbot-backup.service")["Service"], "ExecStart") == ["/opt/musbot/deploy/backup.sh"]
+    timer = unit("musbot-backup.timer")
+    assert values(timer["Timer"], "Persistent")[0] in ("yes", "true") and values(timer["Timer"], "OnCalendar")
+    assert timer["Install"] == [("WantedBy", "timers.target")]
+
+
+def test_the_alert_rules_are_loaded_and_name_only_metrics_the_bot_exports() -> None:
+    from bot.kernel import _metrics
+
+    exported = {str(getattr(m, "_name", "")) for m in vars(_metrics).values()}
+    rules = yaml.safe_load((DEPLOY / "alerts.yml").read_text())["groups"][0]["rules"]
+    assert len(rules) >= 5
+    for rule in rules:
+        assert rule["alert"] and rule["expr"] and rule["annotations"]["summary"], rule
+        for metric in re.findall(r"\bmus_[a-z_]+", rule["expr"]):
+            base = re.sub(r"_(bucket|total)$", "", metric)
+            assert base in exported or metric in exported, (rule["alert"], metric)
+    prometheus = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+    assert prometheus["rule_files"] == ["/etc/prometheus/alerts.yml"]
+    mounts = compose()["services"]["prometheus"]["volumes"]
+    assert "./alerts.yml:/etc/prometheus/alerts.yml:ro" in mounts
