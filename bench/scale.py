@@ -15,7 +15,7 @@ Redis backends × the worker counts, six by default):
   ``TELEGRAM_WEBHOOK_LISTEN=127.0.0.1``, a free ``TELEGRAM_WEBHOOK_PORT`` each, ``TELEGRAM_WEBHOOK_SECRET``,
   ``REDIS_URL`` — ``redis+cluster://`` for the cluster —, ``TURN_TIMEOUT=3600``, ``MACHINE_DELAY=0``,
   ``NEXT_HAND_DELAY=0``, ``LOG_LEVEL=INFO``) and the production pacing (one call per second per chat, PTB's
-  ``AIORateLimiter``). Their API calls go to the fake Bot API server of the end-to-end tests
+  ``ChatRateLimiter``). Their API calls go to the fake Bot API server of the end-to-end tests
   (``tests/e2e/fake_telegram.py``, every call checked against the spec); each one's output goes to a file
   that is searched for tracebacks. New workers for each configuration;
 * **the load generator** (this process, which also serves the fake Bot API) plays Telegram's part: it POSTs
@@ -29,10 +29,10 @@ person on turn (weighted: mostly paso, some mus, envidos, answers, the odd órda
 a card then "discard" — the next press as soon as the previous one is answered, with at most ``--in-flight``
 presses (default 64) unanswered in all. What is legal is read from the table as stored (one ``HMGET`` of the
 table's hash before each press, counted apart), not from the group's screen: with the production pacing a
-group's table message changes at most once a second (and PTB's ``AIORateLimiter`` lets one process write to
-a group 20 times a minute, and 30 times a second in all), so presses read from the screen would measure that
-pacing, not the workers. A finished match is followed by a new ``/newgame`` in its group. ``--warmup``
-seconds (default 5) of play, then ``--duration`` seconds (default 20) are measured.
+group's table message changes at most once a second (and the adapter's ``ChatRateLimiter`` lets one process
+post 20 new messages a minute in a group, and make 25 calls a second in all), so presses read from the screen
+would measure that pacing, not the workers. A finished match is followed by a new ``/newgame`` in its group.
+``--warmup`` seconds (default 5) of play, then ``--duration`` seconds (default 20) are measured.
 
 Figures, per configuration:
 

@@ -119,7 +119,7 @@ def print_details(result: Result) -> None:
         f"    Bot API calls besides the answers: {views / result.seconds:.0f}/s, "
         f"{views / max(1, result.actions):.2f} per action ({per_second.get('group', 0):.0f}/s to groups, "
         f"{per_second.get('private', 0):.0f}/s to private chats, {result.calls['rejected']} refused "
-        f"'message is not modified'; PTB's AIORateLimiter allows 30/s per worker "
+        f"'message is not modified'; the adapter's ChatRateLimiter allows 25/s per worker "
         f"process); generator reads of Redis: {result.generator_reads / max(1, result.actions):.2f} per "
         "action (not in the Redis commands per action)"
     )
@@ -193,7 +193,7 @@ def print_limits(results: list[Result], cores: int) -> None:
         commands_top = top.redis_commands / max(1, top.actions)
         print(
             f"    and each action costs the workers more with {top.workers} ({cost_top:.2f} ms against "
-            f"{cost_one:.2f}): every process has its own AIORateLimiter (30 calls/s) and its own record of "
+            f"{cost_one:.2f}): every process has its own ChatRateLimiter (25 calls/s) and its own record of "
             f"what each message shows, so {top.workers} workers sent {calls_top:.2f} Bot API calls per "
             f"action besides the answers against {calls_one:.2f} with one ({top.calls['rejected']} of them "
             f"refused 'message is not modified': another worker had made that edit); Redis commands per "

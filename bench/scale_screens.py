@@ -15,8 +15,8 @@ from engine.state import restore_match
 from tests.e2e.fake_telegram import FakeTelegram, StoredMessage
 
 QUIET = 4.0
-"""The workers' lanes count as drained when no Bot API call came for this many seconds (PTB's
-``AIORateLimiter`` lets a process write to a group once every 3 s after a burst)."""
+"""The workers' lanes count as drained when no Bot API call came for this many seconds (the adapter's
+``ChatRateLimiter`` lets a process post in a group once every 3 s after a burst of 20)."""
 
 
 async def quiet(tg: FakeTelegram, timeout: float = 90.0) -> float:

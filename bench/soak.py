@@ -11,9 +11,9 @@ Prints figures only (no assertions). What runs, all on 127.0.0.1:
 * **the worker**: a real ``python -m adapters.cli run`` subprocess configured only by environment variables
   (``TELEGRAM_TOKEN``, ``TELEGRAM_API_BASE_URL``, ``REDIS_URL``, ``LOG_LEVEL=INFO`` and short timings:
   ``TURN_TIMEOUT=5`` unless ``--turn-timeout``, ``MACHINE_DELAY=0.2``, ``NEXT_HAND_DELAY=0.5``), long polling
-  the fake server with the production pacing (one call per second per chat, PTB's ``AIORateLimiter``). Its
-  output goes to a log file in a temporary directory that is searched for tracebacks at the end
-  (``--log FILE`` keeps a copy).
+  the fake server with the production pacing (one call per second per chat, the adapter's
+  ``ChatRateLimiter``). Its output goes to a log file in a temporary directory that is searched for tracebacks
+  at the end (``--log FILE`` keeps a copy).
 
 ``--chats`` groups (default 20) each get one to three simulated people: ``/newgame``, seats taken, Start (the
 machines fill the other seats). Each person watches the group's table message and their private hand message,

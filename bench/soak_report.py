@@ -270,7 +270,7 @@ def report_screens(soak: Soak) -> None:
     )
     print(
         f"  calls to each group: {rate:.1f} per minute on average, at most {worst} in 60 s "
-        "(PTB's AIORateLimiter: 20 per minute per group after a burst of 20, per process)"
+        "(the adapter's ChatRateLimiter: 20 new messages per minute per group, per process)"
     )
 
 
