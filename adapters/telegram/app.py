@@ -7,10 +7,11 @@ workers can sit behind a load balancer — every state lives in Redis).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
 from telegram import BotCommand, Update
@@ -25,6 +26,7 @@ from telegram.ext import (
 
 from adapters.telegram import lessons
 from adapters.telegram.handlers import TelegramHandlers
+from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
 from adapters.telegram.rate_limit import ChatRateLimiter
 from adapters.telegram.settings import TelegramSettings
@@ -44,7 +46,12 @@ class TelegramRuntime:
     service: Service
     sender: Delivery
     handlers: TelegramHandlers
+    hearing: Hearing
+    """When Telegram last answered (readiness: :func:`telegram_ready`)."""
     deadlines: DeadlineLoop | None = None
+    webhook_watch: asyncio.Task[None] | None = None
+    """Asks Telegram how the webhook fares (webhook mode only)."""
+    watch_stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start_deadlines(self, outbox: Outbox | None = None) -> None:
         """Fire deadlines in the background (when Telegram is the only platform on this service); views
@@ -73,7 +80,11 @@ def build_application(
     """An Application whose handlers call ``service``; ``surfaces`` remembers messages and reachability."""
     if settings.token is None:
         raise ValueError("TELEGRAM_TOKEN is not set")
+    hearing = Hearing()
     builder = ApplicationBuilder().token(settings.token.get_secret_value())
+    # Every answer from Telegram tells the hearing it is reachable (readiness and a metric; see hearing.py).
+    builder = builder.request(HeardRequest(hearing, connection_pool_size=256))
+    builder = builder.get_updates_request(HeardRequest(hearing, connection_pool_size=1))
     if settings.api_base_url:
         base = settings.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
@@ -92,7 +103,7 @@ def build_application(
     )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable
-    runtime = TelegramRuntime(service, sender, handlers)
+    runtime = TelegramRuntime(service, sender, handlers, hearing)
     application.add_handler(TypeHandler(Update, handlers.once), group=-1)  # before every other handler
     for name, callback in (
         ("start", handlers.start),
@@ -153,18 +164,25 @@ async def start_telegram(
             secret_token=secret,
             allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
         )
+        runtime.webhook_watch = asyncio.create_task(
+            watch_webhook(application.bot, runtime.hearing, runtime.watch_stop)
+        )
     else:
-        await application.updater.start_polling(allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY])
+        await application.updater.start_polling(
+            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+            error_callback=runtime.hearing.polling_failed,
+        )
     if deadlines:
         await runtime.start_deadlines(app.outbox)
     log.info("telegram adapter running as @%s", application.bot.username)
     return application, runtime
 
 
-def telegram_ready(application: Application) -> bool:  # type: ignore[type-arg]
-    """Whether the Application takes updates (polling or webhook running)."""
+def telegram_ready(application: Application, hearing: Hearing) -> bool:  # type: ignore[type-arg]
+    """Whether the Application takes updates (polling or webhook running) and Telegram still answers (and
+    reports no recent failure to deliver to our webhook)."""
     updater = application.updater
-    return bool(application.running and updater is not None and updater.running)
+    return bool(application.running and updater is not None and updater.running) and hearing.ready()
 
 
 async def stop_telegram(application: Application, runtime: TelegramRuntime) -> None:  # type: ignore[type-arg]
@@ -172,6 +190,9 @@ async def stop_telegram(application: Application, runtime: TelegramRuntime) -> N
 
     The order matters: the lanes are flushed after the last handler ran, so nothing it queued is lost.
     """
+    if runtime.webhook_watch is not None:
+        runtime.watch_stop.set()
+        await runtime.webhook_watch
     if application.updater is not None and application.updater.running:
         await application.updater.stop()
     if application.running:

@@ -50,6 +50,14 @@ PLATFORM_ERRORS = Counter(
 RATE_LIMITED = Counter("mus_rate_limited_total", "Rate limits a platform answered", ["platform"])
 RETRY_AFTER = Counter("mus_retry_after_seconds_total", "Seconds of waiting platforms asked for", ["platform"])
 STORE_ERRORS = Counter("mus_store_errors_total", "Redis calls that failed (unreachable, timed out)")
+LAST_HEARD = Gauge(
+    "mus_platform_last_heard_timestamp_seconds",
+    "When a chat platform last answered a call or sent an update (Unix time): its age tells a deaf bot",
+    ["platform"],
+)
+WEBHOOK_PENDING = Gauge(
+    "mus_telegram_webhook_pending_updates", "Updates Telegram holds for this bot's webhook (getWebhookInfo)"
+)
 
 
 class _Queued(Protocol):

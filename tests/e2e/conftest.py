@@ -164,7 +164,10 @@ async def start_bot(
     await application.start()
     assert application.updater is not None
     await application.updater.start_polling(
-        poll_interval=0, timeout=1, allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY]
+        poll_interval=0,
+        timeout=1,
+        allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+        error_callback=runtime.hearing.polling_failed,  # as production: one line per outage
     )
     await runtime.start_deadlines()
     return RunningBot(tg, application, runtime, service, surfaces, app)

@@ -240,7 +240,7 @@ def test_the_image_runs_musbot_as_a_non_root_user_with_a_healthcheck() -> None:
     assert [args for word, args in stage if word == "ENTRYPOINT"] == ['["musbot"]']
     assert [args for word, args in stage if word == "CMD"] == ['["run"]']
     (healthcheck,) = [args for word, args in stage if word == "HEALTHCHECK"]
-    assert "urllib.request" in healthcheck and "/healthz" in healthcheck and "${HEALTH_PORT" in healthcheck
+    assert "urllib.request" in healthcheck and "/readyz" in healthcheck and "${HEALTH_PORT" in healthcheck
     assert "curl" not in healthcheck
 
 
