@@ -67,7 +67,7 @@ async def serve(
             deadlines.deliveries.append(runtime.sender)
             stoppers.append(lambda: stop_telegram(application, runtime))
             if health is not None:
-                health.checks["telegram"] = lambda: _now(telegram_ready(application, runtime.hearing))
+                health.checks["telegram"] = lambda: _now(telegram_ready(application, runtime))
         if discord_settings.token is not None:
             from adapters.discord.app import start_discord
 

@@ -28,6 +28,7 @@ from adapters.telegram import lessons
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
+from adapters.telegram.poller import SinglePoller
 from adapters.telegram.rate_limit import ChatRateLimiter
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
@@ -35,6 +36,7 @@ from bot.app import COMMAND_LIST, Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.i18n import LANGUAGES, translator
 from bot.ops import App, DeadlineLoop, Settings
+from bot.store import RedisLeases
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ class TelegramRuntime:
     """When Telegram last answered (readiness: :func:`telegram_ready`)."""
     deadlines: DeadlineLoop | None = None
     webhook_watch: asyncio.Task[None] | None = None
+    poller: SinglePoller | None = None
+    """Long polling by one process of the token at a time (polling mode only)."""
     """Asks Telegram how the webhook fares (webhook mode only)."""
     watch_stop: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -168,21 +172,33 @@ async def start_telegram(
             watch_webhook(application.bot, runtime.hearing, runtime.watch_stop)
         )
     else:
-        await application.updater.start_polling(
-            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
-            error_callback=runtime.hearing.polling_failed,
-        )
+        updater = application.updater
+
+        async def poll() -> None:
+            await updater.start_polling(
+                allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+                error_callback=runtime.hearing.polling_failed,
+            )
+
+        # Long polling by one process of the token at a time; another replica stands by (poller.py).
+        leases = RedisLeases(app.redis, settings.redis_prefix)
+        runtime.poller = SinglePoller(leases, application.bot.id, poll, updater.stop)
+        await runtime.poller.begin()
     if deadlines:
         await runtime.start_deadlines(app.outbox)
     log.info("telegram adapter running as @%s", application.bot.username)
     return application, runtime
 
 
-def telegram_ready(application: Application, hearing: Hearing) -> bool:  # type: ignore[type-arg]
+def telegram_ready(application: Application, runtime: TelegramRuntime) -> bool:  # type: ignore[type-arg]
     """Whether the Application takes updates (polling or webhook running) and Telegram still answers (and
-    reports no recent failure to deliver to our webhook)."""
+    reports no recent failure to deliver to our webhook); a standby poller is ready when its Application
+    runs (it fires deadlines and delivers, and takes over polling when the poller goes)."""
+    if runtime.poller is not None and runtime.poller.standby:
+        return bool(application.running)
     updater = application.updater
-    return bool(application.running and updater is not None and updater.running) and hearing.ready()
+    running = bool(application.running and updater is not None and updater.running)
+    return running and runtime.hearing.ready()
 
 
 async def stop_telegram(application: Application, runtime: TelegramRuntime) -> None:  # type: ignore[type-arg]
@@ -193,6 +209,8 @@ async def stop_telegram(application: Application, runtime: TelegramRuntime) -> N
     if runtime.webhook_watch is not None:
         runtime.watch_stop.set()
         await runtime.webhook_watch
+    if runtime.poller is not None:
+        await runtime.poller.end()  # the lease given up: a standby polls at once
     if application.updater is not None and application.updater.running:
         await application.updater.stop()
     if application.running:

@@ -15,6 +15,7 @@ Importing this package creates no client and starts no server.
 
 from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
+from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
 from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store._once import MemoryOnce, OnceStore, RedisOnce
 from bot.store._ports import (
@@ -46,13 +47,16 @@ __all__ = [
     "DeadlineStore",
     "EmbeddedRedis",
     "EmbeddedRedisError",
+    "LeaseStore",
     "MemoryDeadlineStore",
+    "MemoryLeases",
     "MemoryOnce",
     "MemoryTableStore",
     "Mutation",
     "OnceStore",
     "PreferencesStore",
     "RedisDeadlineStore",
+    "RedisLeases",
     "RedisOnce",
     "RedisPreferences",
     "RedisTableStore",

@@ -22,16 +22,16 @@ async def test_a_bot_that_stops_hearing_telegram_is_not_ready_and_is_again_once_
 ) -> None:
     hearing = bot.runtime.hearing
     await tg.wait_for(hearing.ready, timeout=5.0)
-    assert telegram_ready(bot.application, hearing)  # type: ignore[arg-type]
+    assert telegram_ready(bot.application, bot.runtime)  # type: ignore[arg-type]
     heard = REGISTRY.get_sample_value("mus_platform_last_heard_timestamp_seconds", {"platform": "telegram"})
     assert heard is not None and heard > 0
     hearing.within = 1.0
     tg.fail_next("getUpdates", 502, times=10_000)  # Telegram unreachable (a proxy's bad gateway)
     await tg.wait_for(lambda: not hearing.ready(), timeout=5.0)
-    assert not telegram_ready(bot.application, hearing)  # type: ignore[arg-type]
+    assert not telegram_ready(bot.application, bot.runtime)  # type: ignore[arg-type]
     tg._failures.clear()  # reachable again: the next poll is answered
     await tg.wait_for(hearing.ready, timeout=40.0)
-    assert telegram_ready(bot.application, hearing)  # type: ignore[arg-type]
+    assert telegram_ready(bot.application, bot.runtime)  # type: ignore[arg-type]
     said = [r.getMessage() for r in caplog.records if r.name == "adapters.telegram.hearing"]
     assert said == [
         "Telegram does not answer (polling again until it does): Internal Server Error",
