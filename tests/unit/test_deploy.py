@@ -23,7 +23,14 @@ DEPLOY = ROOT / "deploy"
 SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (Settings, TelegramSettings, DiscordSettings)
 #: Variables the deploy files may set that are not ours (the interpreter's, the shell's).
 NOT_OURS = frozenset({"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"})
-BOT_SERVICES = ("telegram", "discord-0", "discord-1")
+BOT_SERVICES = ("telegram", "telegram-webhook", "discord-0", "discord-1")
+#: The profile that starts each bot service: a platform runs only when asked for (its token is set).
+PROFILES = {
+    "telegram": "telegram",
+    "telegram-webhook": "webhook",
+    "discord-0": "discord",
+    "discord-1": "discord",
+}
 VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -184,11 +191,21 @@ def test_each_bot_service_is_built_here_reads_env_and_uses_the_shared_redis(name
     assert env["REDIS_URL"] == "redis://redis:6379/0"
     assert int(env["HEALTH_PORT"]) > 0
     assert service["depends_on"]["redis"]["condition"] == "service_healthy"
-    assert "profiles" not in service
+    assert service["profiles"] == [PROFILES[name]]
 
 
-def test_telegram_runs_webhook_workers_and_nothing_else() -> None:
+def test_telegram_polls_by_default_one_worker_with_nothing_to_open() -> None:
+    """A friends' group on one machine needs no domain: one worker long-polls (a second would only stand by:
+    the poller's lease), no port is published."""
     telegram = compose()["services"]["telegram"]
+    env = environment(telegram)
+    assert env["DISCORD_TOKEN"] == "" and env["TELEGRAM_WEBHOOK_URL"] == ""
+    assert telegram.get("deploy", {}).get("replicas", 1) == 1
+    assert "ports" not in telegram
+
+
+def test_telegram_webhook_workers_are_behind_their_own_profile() -> None:
+    telegram = compose()["services"]["telegram-webhook"]
     env = environment(telegram)
     assert telegram["deploy"]["replicas"] >= 1
     assert env["DISCORD_TOKEN"] == ""
