@@ -38,7 +38,24 @@ log = logging.getLogger(__name__)
 
 
 class StartupError(RuntimeError):
-    """The bot cannot start (Redis unreachable, the embedded server failing): one line, where and why."""
+    """The bot cannot start (Redis or a chat platform unreachable, the embedded server failing): one line,
+    where and why, never a secret. ``musbot`` prints ``musbot: <the line>`` and exits with
+    :attr:`exit_status`, 1: a service manager restarts it, and it may well start next time."""
+
+    exit_status = 1
+
+
+class SettingRefused(StartupError):
+    """A setting the other side refused (a chat platform rejected its token): restarting will not help, so
+    ``musbot`` exits with status 2, as for a bad setting (the systemd units do not restart on 2). The line
+    names the variable first, as the settings' own lines do: ``TELEGRAM_TOKEN: rejected by …``."""
+
+    exit_status = 2
+
+    def __init__(self, variable: str, why: str) -> None:
+        """``variable`` (e.g. ``TELEGRAM_TOKEN``) was refused because of ``why``, which must not hold it."""
+        super().__init__(f"{variable}: {why}")
+        self.variable = variable
 
 
 @dataclass
