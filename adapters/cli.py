@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
-from bot.ops import Settings, SettingsInvalid, read_settings
+from bot.ops import Settings, SettingsInvalid, musbot_version, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
 
@@ -106,6 +106,7 @@ def configure_logging(level: str, fmt: str, *, json_lines: bool = False, secrets
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen sub-command."""
     parser = argparse.ArgumentParser(prog="musbot", description="Mus a 8 reyes for chats and terminals.")
+    parser.add_argument("--version", action="version", version=f"musbot {musbot_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import platform
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ from bot.ops import (
     Settings,
     StartupError,
     build_app,
+    musbot_version,
     read_settings,
 )
 
@@ -192,6 +194,8 @@ def run(
     )
     # httpx logs every request URL, which contains the bot token (redacted, but noise at INFO): keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # Which version each worker runs, first thing in its log: during a rolling upgrade, both show.
+    log.info("musbot %s starting (Python %s)", musbot_version(), platform.python_version())
     try:
         return asyncio.run(serve(settings, telegram, discord_settings))
     except Exception:

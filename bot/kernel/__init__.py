@@ -30,6 +30,7 @@ from bot.kernel._metrics import (
     STORE_ERRORS,
     TABLES_LIVE,
     measured_command,
+    record_build,
     record_press,
     watch_queue,
 )
@@ -143,6 +144,7 @@ __all__ = [
     "parse_token",
     "pick_code",
     "read_token",
+    "record_build",
     "record_press",
     "rules_link_text",
     "sena_stamp",

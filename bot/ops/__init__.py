@@ -11,7 +11,7 @@ health checks and the sweep that re-arms lost deadlines.
 The top floor: it may import every other package of the bot core; none imports it.
 """
 
-from bot.ops._bootstrap import App, DeadlineLoop, SettingRefused, StartupError, build_app
+from bot.ops._bootstrap import App, DeadlineLoop, SettingRefused, StartupError, build_app, musbot_version
 from bot.ops._health import HealthServer
 from bot.ops._settings import (
     Settings,
@@ -35,6 +35,7 @@ __all__ = [
     "build_app",
     "data_dir_problem",
     "env_config",
+    "musbot_version",
     "port_number",
     "read_settings",
     "seconds_between",
