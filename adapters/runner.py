@@ -63,6 +63,9 @@ async def serve(
         app = await build_app(settings)
     except StartupError as exc:
         return _failed(exc, telegram, discord_settings)
+    # Which version each worker runs, in its log (during a rolling upgrade, both show) — once Redis answered,
+    # so that a Redis that does not stays the one line it is.
+    log.info("musbot %s starting (Python %s)", musbot_version(), platform.python_version())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -129,6 +132,7 @@ async def _start_health(
     try:
         await health.start()
     except OSError as exc:  # another process holds the port (an old worker still stopping)
+        await health.stop()
         where = f"{settings.health_host}:{settings.health_port}"
         raise StartupError(f"cannot serve HEALTH_PORT on {where} ({exc.strerror or exc})") from None
     return health
@@ -194,8 +198,6 @@ def run(
     )
     # httpx logs every request URL, which contains the bot token (redacted, but noise at INFO): keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # Which version each worker runs, first thing in its log: during a rolling upgrade, both show.
-    log.info("musbot %s starting (Python %s)", musbot_version(), platform.python_version())
     try:
         return asyncio.run(serve(settings, telegram, discord_settings))
     except Exception:

@@ -1,6 +1,6 @@
 """The version (issue 27): one source, ``version`` in ``pyproject.toml``, read back from the installed
-distribution's metadata; ``musbot --version`` says it, ``musbot run`` logs it first and exports it as the
-``mus_build_info`` gauge (``tests/e2e/test_musbot_run.py`` checks both on the real process)."""
+distribution's metadata; ``musbot --version`` says it, ``musbot run`` logs it as it starts and exports it as
+the ``mus_build_info`` gauge (``tests/e2e/test_musbot_run.py`` checks both on the real process)."""
 
 from __future__ import annotations
 
