@@ -109,13 +109,15 @@ def _failed(failure: StartupError, telegram: TelegramSettings, discord_settings:
     from adapters.cli import redact, secret_forms
 
     line = str(failure) if isinstance(failure, SettingRefused) else f"musbot: {failure}"
-    print(redact(" ".join(line.split()), secret_forms(_tokens(telegram, discord_settings))), file=sys.stderr)
+    print(redact(" ".join(line.split()), secret_forms(_secrets(telegram, discord_settings))), file=sys.stderr)
     return failure.exit_status
 
 
-def _tokens(telegram: TelegramSettings, discord_settings: DiscordSettings) -> list[str]:
-    """The platforms' tokens that are set: what no line of this process may show."""
-    return [t.get_secret_value() for t in (telegram.token, discord_settings.token) if t is not None]
+def _secrets(telegram: TelegramSettings, discord_settings: DiscordSettings) -> list[str]:
+    """What no line of this process may show: the platforms' tokens, and the webhook's secret token
+    (python-telegram-bot logs ``setWebhook``'s parameters at DEBUG)."""
+    secrets = (telegram.token, discord_settings.token, telegram.webhook_secret)
+    return [s.get_secret_value() for s in secrets if s is not None]
 
 
 async def _start_health(
@@ -194,7 +196,7 @@ def run(
         settings.log_level,
         "%(asctime)s %(levelname)s %(name)s: %(message)s",
         json_lines=settings.log_format == "json",
-        secrets=_tokens(telegram, discord_settings),
+        secrets=_secrets(telegram, discord_settings),
     )
     # httpx logs every request URL, which contains the bot token (redacted, but noise at INFO): keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)

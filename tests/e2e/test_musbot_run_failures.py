@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The tokens the fakes accept, and the ones they refuse.
 GOOD_TG, GOOD_DC = "123456:ACCEPTED-telegram-Secret_w8", "MTEx.accepted.DISCORD-Secret_z5"
 BAD_TG, BAD_DC = "654321:REVOKED-telegram-Secret_x9", "MTIzNDU2.revoked.DISCORD-Secret_y7"
-#: What must never be written: each token, and its secret part alone (after the colon; the last part).
-SECRETS = tuple(
-    form
-    for token in (GOOD_TG, BAD_TG, GOOD_DC, BAD_DC)
-    for form in (token, token.split(":")[-1].split(".")[-1])
-)
+WEBHOOK_SECRET = "webhook-Secret_v6"
+#: What must never be written: each token, its secret part alone (after the colon; the last part), the
+#: webhook's secret token.
+SECRETS = [WEBHOOK_SECRET]
+for _token in (GOOD_TG, BAD_TG, GOOD_DC, BAD_DC):
+    SECRETS += [_token, _token.split(":")[-1].split(".")[-1]]
 
 TELEGRAM_REJECTED = (
     "TELEGRAM_TOKEN: rejected by the Bot API at http://127.0.0.1:{tg} (Unauthorized): revoked or mistyped? "
@@ -113,6 +113,7 @@ CASES = {
             "TELEGRAM_TOKEN": GOOD_TG,
             "TELEGRAM_API_BASE_URL": "http://127.0.0.1:{tg}",
             "TELEGRAM_WEBHOOK_URL": "https://mus.example.org/tg-5f0c1e9a",
+            "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,  # (setWebhook's parameters are logged at DEBUG)
             "TELEGRAM_WEBHOOK_LISTEN": "127.0.0.1",
             "TELEGRAM_WEBHOOK_PORT": "{taken}",
         },
