@@ -7,6 +7,7 @@ import argparse
 import json
 import logging
 import sys
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
@@ -15,7 +16,7 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
-from bot.ops import Settings, SettingsInvalid, read_settings
+from bot.ops import Settings, SettingsInvalid, musbot_version, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
 
@@ -47,22 +48,42 @@ class JsonLines(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+#: Shorter secret forms are not redacted: they would mask ordinary words (no real token is that short).
+MIN_SECRET = 8
+
+
+def secret_forms(tokens: Iterable[str]) -> list[str]:
+    """Everything to redact for ``tokens``, longest first: each token; the part that is secret on its own (a
+    Telegram token's after its colon, the bot id before it being public; a Discord token's last, signed,
+    part); and each of those as JSON and URLs escape it. Forms shorter than :data:`MIN_SECRET` are left."""
+    forms: set[str] = set()
+    for token in tokens:
+        for part in (token, token.rpartition(":")[2], token.rpartition(".")[2]):
+            forms |= {part, json.dumps(part, ensure_ascii=True)[1:-1], urllib.parse.quote(part, safe="")}
+    return sorted((f for f in forms if len(f) >= MIN_SECRET), key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` (longest first: see :func:`secret_forms`) replaced by ``***``."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
 class Redacting(logging.Formatter):
     """Another formatter's lines with every secret (the platforms' tokens) replaced by ``***``: a library
-    that logs a URL with the token in it cannot leak it."""
+    that logs a URL with the token in it (httpx, python-telegram-bot at DEBUG), an exception whose message
+    holds it, a traceback — whatever a record carries, the line written has no token."""
 
     def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
-        """Wrap ``inner``; ``secrets`` shorter than 8 characters are ignored (they would mask words)."""
+        """Wrap ``inner``; ``secrets`` are the tokens themselves (their forms are derived here)."""
         super().__init__()
         self.inner = inner
-        self.secrets = sorted({s for s in secrets if len(s) >= 8}, key=len, reverse=True)
+        self.secrets = secret_forms(secrets)
 
     def format(self, record: logging.LogRecord) -> str:
         """The inner formatter's line, redacted."""
-        line = self.inner.format(record)
-        for secret in self.secrets:
-            line = line.replace(secret, "***")
-        return line
+        return redact(self.inner.format(record), self.secrets)
 
 
 def configure_logging(level: str, fmt: str, *, json_lines: bool = False, secrets: Iterable[str] = ()) -> None:
@@ -85,6 +106,7 @@ def configure_logging(level: str, fmt: str, *, json_lines: bool = False, secrets
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen sub-command."""
     parser = argparse.ArgumentParser(prog="musbot", description="Mus a 8 reyes for chats and terminals.")
+    parser.add_argument("--version", action="version", version=f"musbot {musbot_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)

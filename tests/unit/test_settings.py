@@ -163,6 +163,34 @@ def test_redis_urls_that_are_taken(monkeypatch: pytest.MonkeyPatch, clean_env: P
     assert read_settings(Settings).redis_url == url
 
 
+PREFIX_REFUSED = (
+    "REDIS_PREFIX: must be a non-empty prefix without spaces, control characters or braces "
+    "({ } would make a Redis Cluster hash tag), e.g. mus:"
+)
+
+
+@pytest.mark.parametrize(
+    "prefix", ["mus prod:", "mus:\n", "mus:\nprod:", "mus\t:", "{mus}:", "mus{", "mus}:", "mus\x00:", " mus:"]
+)
+def test_a_redis_prefix_that_would_corrupt_keys_is_refused(
+    monkeypatch: pytest.MonkeyPatch, clean_env: Path, prefix: str
+) -> None:
+    # (issue 24) A space or a newline splits keys in redis-cli and scripts; braces make a cluster hash tag.
+    # A NUL cannot even be set in an environment: it comes from .env.
+    if "\x00" in prefix:
+        (clean_env / ".env").write_text(f"REDIS_PREFIX={prefix}\n", encoding="utf-8")
+        told = refused(monkeypatch, Settings)
+    else:
+        told = refused(monkeypatch, Settings, REDIS_PREFIX=prefix)
+    assert told == [PREFIX_REFUSED]  # and no more: the value is not echoed
+
+
+@pytest.mark.parametrize("prefix", ["mus:", "mus:prod:", "e2e:0a1b2c:", "bot/mus-1.2_x:", "mús:"])
+def test_redis_prefixes_that_are_taken(monkeypatch: pytest.MonkeyPatch, clean_env: Path, prefix: str) -> None:
+    monkeypatch.setenv("REDIS_PREFIX", prefix)
+    assert read_settings(Settings).redis_prefix == prefix
+
+
 def test_data_dir_must_be_writable_when_the_embedded_redis_keeps_it(
     monkeypatch: pytest.MonkeyPatch, clean_env: Path
 ) -> None:

@@ -304,8 +304,8 @@ def _false_sena(names: list[str]) -> str:
 
 
 TAMPERED = {
-    "schema version": lambda d: _tamper(d, ["schema_version"], 2),
-    "unknown field": lambda d: _tamper(d, ["surprise"], 1),
+    "schema version 0": lambda d: _tamper(d, ["schema_version"], 0),
+    "schema version not a number": lambda d: _tamper(d, ["schema_version"], "two"),
     "target 0": lambda d: _tamper(d, ["target"], 0),
     "mano 7": lambda d: _tamper(d, ["hand", "mano"], 7),
     "next mano 4": lambda d: _tamper(d, ["next_mano"], 4),
@@ -336,6 +336,47 @@ def test_a_tampered_save_is_a_record_error(name: str) -> None:
     data, _ = saved_mid_hand()
     with pytest.raises(RecordError):
         load_match(json.dumps(TAMPERED[name](data)))
+
+
+def second_hand_under_way(seed: int = 4) -> Match:
+    """A match whose first hand is over (a last outcome saved) and whose second is a few moves in."""
+    deal_rng, play_rng, clock = random.Random(seed), random.Random(seed + 1), [0.0]
+    match = Match(MatchConfig(senas=True), first_mano=0)
+    for moves in (1000, 3):
+        hand = match.new_hand(deal_rng)
+        for _ in range(moves):
+            if hand.over:
+                break
+            random_step(match, play_rng, clock)
+    assert match.last_outcome is not None and match.hand is not None and not match.hand.over
+    return match
+
+
+def test_a_save_of_a_newer_engine_is_read_as_far_as_understood() -> None:
+    """A rolling upgrade: a newer engine saved this (a newer schema; fields this one does not know in the
+    match, its hand and its last outcome); this one reads it to the same match, which plays on."""
+    match = second_hand_under_way()
+    data = json.loads(dump_match(match))
+    data |= {"schema_version": 2, "surprise": {"new": [1, 2]}}
+    data["hand"]["new_in_hand"] = True
+    data["last_outcome"]["new_in_outcome"] = 3
+    loaded = load_match(json.dumps(data))
+    assert_same_match(match, loaded)  # (and saved again in this engine's schema, without the newer fields)
+    random_step(match, random.Random(7), [50.0])
+    random_step(loaded, random.Random(7), [50.0])
+    assert_same_match(match, loaded)
+
+
+def test_a_save_without_the_fields_a_newer_engine_added_takes_their_defaults() -> None:
+    """The other way round: an older engine (schema 1, before ``big_bets`` and ``answers`` existed) saved
+    the first hand; this one reads it with their defaults."""
+    match = Match(MatchConfig(), first_mano=0)
+    match.new_hand(random.Random(3))
+    data = json.loads(dump_match(match))
+    assert data["big_bets"] == [0, 0] and data["answers"] == []  # (nothing bet yet: the defaults hold)
+    for added in ("big_bets", "answers", "last_outcome", "winner", "schema_version"):
+        del data[added]
+    assert_same_match(match, load_match(json.dumps(data)))
 
 
 def test_a_tampered_reshuffle_is_a_record_error() -> None:
