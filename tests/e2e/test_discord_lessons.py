@@ -43,7 +43,7 @@ async def test_a_lesson_shown_to_the_learner_alone(
     # The right one: the same message shows the next step.
     await table.press(ane, lesson, _id(lesson, "You"))
     assert lesson.content.startswith("📘 Lesson 3/10 · Grande · 2/2") and "✅ You: rey, rey" in lesson.content
-    await table.press(ane, lesson, _id(lesson, "envido 2"))
+    await table.press(ane, lesson, _id(lesson, "Envido 2"))
     assert "🎓 Lesson 3 done: Grande." in lesson.content
     await table.press(ane, lesson, _id(lesson, "Next lesson ▶"))
     assert lesson.content.startswith("📘 Lesson 4/10 · Chica · 1/2")

@@ -47,7 +47,7 @@ async def test_a_lesson_in_the_private_chat(tg: FakeTelegram, bot: RunningBot) -
     second = _lessons(tg, ane)[-1]
     assert second.text.startswith("📘 Lesson 3/10 · Grande · 2/2")
     assert "✅ You: rey, rey beats" in second.text and "GRANDE · 🤖 Nerea: paso" in second.text
-    await table.press(ane, second, _data(second, "envido 2"))
+    await table.press(ane, second, _data(second, "Envido 2"))
     done = _lessons(tg, ane)[-1]
     assert "🎓 Lesson 3 done: Grande." in done.text and "GRANDE · 🤖 Maite: no quiero" in done.text
     # The next lesson, from the button.
