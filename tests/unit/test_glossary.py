@@ -171,6 +171,13 @@ def test_form_patterns(form: str, text: str, hits: list[str]) -> None:
     assert [m.group(0) for m in form_pattern(form).finditer(text)] == hits
 
 
+def test_placeholders_are_not_words() -> None:
+    """A placeholder's name is code (the player reads its value); ``{n}`` stands for a number in forms."""
+    terms = {"deje": Term("deje", "deixe", replaces=("deje", "subo {n}"))}
+    assert offences(terms, "levan {deje} · {deje_n}") == []
+    assert [o.found for o in offences(terms, "deje de {n} · subo {n}")] == ["deje", "subo {n}"]
+
+
 def test_exact_forms_are_case_sensitive() -> None:
     terms = {"grande": Term("grande", "Grand", exact=("GRANDE",))}
     assert [o.found for o in offences(terms, "GRANDE · grande · Grande")] == ["GRANDE"]
