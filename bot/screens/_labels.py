@@ -69,15 +69,21 @@ def cards_label(cards: Sequence[Card]) -> str:
     return " ".join(card_label(c) for c in cards)
 
 
+# Translators: amarracos and loose stones on a score line, "2 amarracos 3 stones". Basque puts a comma between
+# them: one follows its noun there ("hamarreko 1, 4 tanto"), and two numbers side by side would read as one.
+AMARRACOS_AND_STONES = _("{amarracos} {stones}")
+
+
 def stones_label(t: Translator, stones: int) -> str:
     """Stones as amarracos and loose stones: ``2 amarracos 3 stones (13)``."""
     a, p = amarracos(stones)
-    parts = []
-    if a:
-        parts.append(t.nformat("{n} amarraco", "{n} amarracos", a))
-    if p or not a:
-        parts.append(t.nformat("{n} stone", "{n} stones", p))
-    return f"{' '.join(parts)} ({stones})"
+    whole = t.nformat("{n} amarraco", "{n} amarracos", a)
+    loose = t.nformat("{n} stone", "{n} stones", p)
+    if not a:
+        return f"{loose} ({stones})"
+    if not p:
+        return f"{whole} ({stones})"
+    return f"{t.format(AMARRACOS_AND_STONES, amarracos=whole, stones=loose)} ({stones})"
 
 
 def seat_name(table: TableState, seat: int) -> str:
