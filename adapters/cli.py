@@ -105,7 +105,7 @@ def configure_logging(level: str, fmt: str, *, json_lines: bool = False, secrets
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen sub-command."""
-    parser = argparse.ArgumentParser(prog="musbot", description="Mus a 8 reyes for chats and terminals.")
+    parser = argparse.ArgumentParser(prog="musbot", description="Mus with 8 kings for chats and terminals.")
     parser.add_argument("--version", action="version", version=f"musbot {musbot_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")

@@ -1,11 +1,16 @@
 """Write ``docs/screens.md``: text captures of what players see, from a real seeded game.
 
-    python docs/make_screens.py            # (re)write docs/screens.md
+    PYTHONHASHSEED=0 python docs/make_screens.py    # (re)write docs/screens.md
 
 Two people (Ane, Brais) and two machine players at a group table, played through the real
 :class:`bot.app._service.Service` on in-memory stores, with a fixed seed: the captures are what the Telegram
-adapter would send (group table, private hand, showdown), in each of the six languages: one read of the page
+adapter would send (group table, private hand, the count), in each of the six languages: one read of the page
 tells whether a hand reads naturally to a player of that language (see docs/translating.md).
+
+The page is written with ``PYTHONHASHSEED=0``, so that nothing hashed (a set of strings, say) can make two
+runs differ: the same code writes the same page, and a diff of ``docs/screens.md`` shows what a change of code
+or words did. (Today the page does not depend on the hash seed at all: 0, 1, 2, 3, 42 and random seeds write
+the same bytes; the fixed seed keeps it so if that changes.)
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from bot.i18n.markers import N_
 
 _ = N_
 
-GROUP_DESCRIPTION = _("Play Mus a 8 reyes, in pairs")
+GROUP_DESCRIPTION = _("Play Mus with 8 kings, in pairs")
 FULL_DESCRIPTION = _("All the rules, shown only to you")
 EVERYONE_DESCRIPTION = _("Everyone who played with this bot, not just this channel")
 LANGUAGE_DESCRIPTION = _("The language; leave it empty to choose from buttons")

@@ -62,7 +62,7 @@ STATS_LINE = _(
 )
 STATS_NONE = _("{name}: no finished games yet.")
 HELP_TEXT = _(
-    "Mus a 8 reyes, in pairs.\n"
+    "Mus with 8 kings, in pairs.\n"
     "/newgame — open a table here (in a private chat: you and a machine partner against two machines)\n"
     "/cancel — close the table\n"
     "/leaderboard — the leaderboard of this chat (/leaderboard global for everyone)\n"

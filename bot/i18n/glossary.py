@@ -12,8 +12,10 @@ thing. Each term is one TOML table::
     note = "the lance, and a game to 40"
 
 In a form, ``*`` at the end stands for any word ending (``piedra*``: piedra, piedras) and ``{n}`` for a
-number, ``N`` or the ``{n}`` placeholder (``subo {n}``). ``tests/unit/test_glossary.py`` fails when a
-language's catalogue (its ``msgstr`` entries; the msgids for English) or its rules texts use a replaced form.
+number, ``N`` or the ``{n}`` placeholder (``subo {n}``). A text's other placeholders (``{deje}``,
+``{team}``) are names in the code, never read by a player: the check skips them.
+``tests/unit/test_glossary.py`` fails when a language's catalogue (its ``msgstr`` entries; the msgids for
+English) or its rules texts use a replaced form.
 The files live in the source tree beside the catalogues: they are for translators and tests, not read at
 run time.
 """
@@ -68,6 +70,9 @@ CORE_TERMS: Final[tuple[str, ...]] = (
 )
 
 _KEYS = frozenset({"use", "replaces", "exact", "note"})
+
+#: A placeholder other than ``{n}`` (which forms match as a number): what a player reads there is a value.
+_PLACEHOLDER = re.compile(r"\{(?!n\})\w*\}")
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,9 @@ def glossary(lang: str) -> dict[str, Term]:
 
 
 def offences(terms: dict[str, Term], text: str) -> list[Offence]:
-    """Every replaced form of ``terms`` that ``text`` uses, in glossary order."""
+    """Every replaced form of ``terms`` that ``text`` uses, in glossary order (placeholders but ``{n}``
+    skipped: ``{deje}`` is a name in the code, the player reads a number)."""
+    text = _PLACEHOLDER.sub("{}", text)
     found: list[Offence] = []
     for term in terms.values():
         for form, exact in [(f, False) for f in term.replaces] + [(f, True) for f in term.exact]:

@@ -19,6 +19,7 @@ from bot.screens import (
     PHASE_NAMES,
     SENA_NAMES,
     action_label,
+    button_label,
     card_label,
     cards_label,
     labelled,
@@ -73,7 +74,7 @@ def _name(t: Translator, seat: int) -> str:
 
 
 def choice_label(t: Translator, choice: str) -> str:
-    """A choice's button: a move in the table's words, or an answer (a card, a player, a kind…)."""
+    """A choice's button: a move as the table's buttons show it, or an answer (a card, a player, a kind…)."""
     head, _sep, rest = choice.partition(" ")
     if head == "discard":
         return t.format(DISCARD_CHOICE, cards=cards_label(parse_cards(rest.split())))
@@ -97,7 +98,7 @@ def choice_label(t: Translator, choice: str) -> str:
         return t.nformat("{n} stone", "{n} stones", int(rest))
     if head == "lance":
         return t.gettext(LANCE_NAMES[Lance(rest)])
-    return action_label(t, parse_action(choice))
+    return button_label(t, parse_action(choice))
 
 
 def _phase_name(t: Translator, phase: Phase) -> str:

@@ -32,7 +32,7 @@ PHASE_NAMES: dict[Phase, str] = {
     Phase.MUS: _("MUS"),
     Phase.DISCARD: _("DISCARDS"),
     Phase.COUNT: _("COUNT"),
-    Phase.OVER: _("SHOWDOWN"),
+    Phase.OVER: _("HAND OVER"),
 }
 SENA_NAMES: dict[Sena, str] = {
     Sena.DOS_REYES: _("two kings"),
@@ -69,15 +69,21 @@ def cards_label(cards: Sequence[Card]) -> str:
     return " ".join(card_label(c) for c in cards)
 
 
+# Translators: amarracos and loose stones on a score line, "2 amarracos 3 stones". Basque puts a comma between
+# them: one follows its noun there ("hamarreko 1, 4 tanto"), and two numbers side by side would read as one.
+AMARRACOS_AND_STONES = _("{amarracos} {stones}")
+
+
 def stones_label(t: Translator, stones: int) -> str:
     """Stones as amarracos and loose stones: ``2 amarracos 3 stones (13)``."""
     a, p = amarracos(stones)
-    parts = []
-    if a:
-        parts.append(t.nformat("{n} amarraco", "{n} amarracos", a))
-    if p or not a:
-        parts.append(t.nformat("{n} stone", "{n} stones", p))
-    return f"{' '.join(parts)} ({stones})"
+    whole = t.nformat("{n} amarraco", "{n} amarracos", a)
+    loose = t.nformat("{n} stone", "{n} stones", p)
+    if not a:
+        return f"{loose} ({stones})"
+    if not p:
+        return f"{whole} ({stones})"
+    return f"{t.format(AMARRACOS_AND_STONES, amarracos=whole, stones=loose)} ({stones})"
 
 
 def seat_name(table: TableState, seat: int) -> str:
@@ -114,6 +120,30 @@ def action_label(t: Translator, action: Action | ActionKind, amount: int = 0, to
     if kind is ActionKind.ORDAGO:
         return t.gettext(_("órdago"))
     return t.gettext(_("discard"))
+
+
+#: The calls a button makes, as the button shows them: the word said, and where a language's calls are
+#: another language's words (French: the Basque calls of Iparralde), a short gloss of what they do. The
+#: story of the hand (``Ane: iduki``) keeps the bare word of :func:`action_label`.
+CALL_BUTTONS: dict[ActionKind, str] = {
+    # Translators: a button. French glosses the Basque call: "Mintza · pas de mus".
+    ActionKind.NO_MUS: _("No hay mus"),
+    # Translators: a button. French glosses the Basque call: "Iduki · je tiens".
+    ActionKind.QUIERO: _("Quiero"),
+    # Translators: a button. French glosses the Basque call: "Tira · je refuse".
+    ActionKind.NO_QUIERO: _("No quiero"),
+    # Translators: a button. French glosses the Basque call: "Hordago · tout".
+    ActionKind.ORDAGO: _("Órdago"),
+}
+
+
+def button_label(t: Translator, action: Action, total: int = 0) -> str:
+    """A move as its button shows it: the call (glossed where :data:`CALL_BUTTONS` says so), capitalised."""
+    call = CALL_BUTTONS.get(action.kind)
+    if call is not None:
+        return t.gettext(call)
+    text = action_label(t, action, total=total)
+    return text[:1].upper() + text[1:]
 
 
 # Translators: a label and what it says, e.g. "Ane: envido 2", "GRANDE: en paso" (French: "{label} : {text}").

@@ -63,7 +63,7 @@ class PrivateView:
         t = translator(s.lang)
         hand = self.match.hand
         view = self.match.view_for(seat)
-        lines = [t.format(N_("Game at {chat}, hand {n}"), chat=table.chat_title or "Mus", n=table.hand_no)]
+        lines = [self._title(t)]
         lines.extend(_cards_lines(t, view.cards))
         lines.extend(self._sena_lines(seat, t, view))
         if table.status is TableStatus.CANCELLED:
@@ -76,6 +76,14 @@ class PrivateView:
         rows.extend(self._picker(seat, t, hand))
         rows.extend(self._sena_buttons(seat, t, hand, view))
         return self._private(seat, lines, tuple(rows), fresh)
+
+    def _title(self, t: Translator) -> str:
+        """``Mus en la sociedad · hand 2`` at a group's table; ``Hand 2`` where the chat is the player's own
+        (a private chat, the terminal): its title (a placeholder, the user's own name) says nothing."""
+        table = self.table
+        if table.private or not table.chat_title:
+            return t.format(N_("Hand {n}"), n=table.hand_no)
+        return t.format(N_("{chat} · hand {n}"), chat=table.chat_title, n=table.hand_no)
 
     def _sena_lines(self, seat: int, t: Translator, view: SeatView) -> list[str]:
         """The señas this seat knows of: those its partner made, and those it caught from a rival."""

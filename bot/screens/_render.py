@@ -33,7 +33,7 @@ from bot.screens._labels import (
     LEVEL_NAMES,
     PHASE_NAMES,
     QUICK_AMOUNTS,
-    action_label,
+    button_label,
     cards_label,
     hand_summary,
     labelled,
@@ -172,7 +172,7 @@ class Renderer:
             lines.append(t.gettext(_("This table was cancelled.")))
             return self._group("table", lines, (), fresh)
         if hand.over:
-            lines.append(t.gettext(_("Hand over: see the showdown below.")))
+            lines.append(t.gettext(_("Hand over: see the count below.")))
             return self._group("table", lines, (), fresh)
         stake = story.stake_line(t, table, view)
         if stake is not None:
@@ -249,16 +249,12 @@ class Renderer:
                     more = True
                     continue
                 total = standing + action.amount if action.kind is ActionKind.SUBE else 0
-                label = _capital(action_label(self.t, action, total=total))
+                label = button_label(self.t, action, total=total)
                 amounts.append(Button(label, make_token(self.table.id, stamp, code)))
             elif action.kind is ActionKind.ORDAGO:
-                last.append(
-                    Button(_capital(action_label(self.t, action)), make_token(self.table.id, stamp, code))
-                )
+                last.append(Button(button_label(self.t, action), make_token(self.table.id, stamp, code)))
             else:
-                first.append(
-                    Button(_capital(action_label(self.t, action)), make_token(self.table.id, stamp, code))
-                )
+                first.append(Button(button_label(self.t, action), make_token(self.table.id, stamp, code)))
         if more:
             last.insert(0, Button(self.t.gettext(_("More…")), make_token(self.table.id, stamp, "more")))
         rows = [tuple(first + amounts[: max(0, 3 - len(first))])]
@@ -320,7 +316,7 @@ class Renderer:
         hand = match.hand
         t, table = self.t, self.table
         view = hand.view_for(0)  # the hand is over: what is shown is public
-        lines = [t.format(N_("🂡 Hand {n} · showdown"), n=table.hand_no)]
+        lines = [t.format(N_("🂡 Hand {n} · count"), n=table.hand_no)]
         if hand.shown:
             for seat in hand.speaking_order():
                 cards = f"{cards_label(hand.hands[seat])} ({hand_summary(t, hand.hands[seat])})"
@@ -372,7 +368,3 @@ class Renderer:
             fresh=fresh,
             table=self.table.id,
         )
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]

@@ -38,7 +38,9 @@ STAKE_ORDAGO = _("At stake: the game (órdago) — if refused, {team} take {deje
 COUNT_PASO = _("en paso {n}")
 COUNT_ACCEPTED = _("accepted {n}")
 COUNT_REFUSED_AT_ONCE = _("refused: {team} took {n} at once")
-COUNT_REFUSED = _("refused (deje {n} paid at once)")
+# Translators: the deje, the stones a refused bet paid its bettors when it was refused (Spanish "deje";
+# Galician "deixe"); a language whose players have no word for it says what happened.
+COUNT_REFUSED = _("refused ({n} paid at once)")
 COUNT_NO_BET = _("no betting")
 COUNT_BONUS = _("{name} {what}: {n}")
 COUNT_PUNTO_BONUS = _("punto +1")

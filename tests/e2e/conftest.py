@@ -410,7 +410,7 @@ class Table:
         return found[-1] if found else None
 
     def hand_message(self, seat: int, hand_no: int) -> StoredMessage | None:
-        """The latest private message with ``seat``'s cards of hand ``hand_no`` ("Game at Mus, hand 3")."""
+        """The latest private message with ``seat``'s cards of hand ``hand_no`` ("Mus · hand 3")."""
         found = [
             m
             for m in self.tg.bot_messages(self.players[seat].id)

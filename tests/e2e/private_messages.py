@@ -9,11 +9,15 @@ threw away (RULES.md). So "the same text twice in a row" is a copy only when no 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 
 #: What a private hand shows (in English) while its player chooses discards: a later message of the same
 #: hand brings the replacements.
 DISCARD_PROMPT = "Choose the cards to discard"
+
+#: The first line of a private hand, in English: "Mus · hand 3" at a group's table, "Hand 3" in a private one.
+_HAND_LINE = re.compile(r"(?:.+ · hand|Hand) \d+")
 
 
 def repeated_private_messages(histories: Sequence[Sequence[str]]) -> list[str]:
@@ -32,6 +36,6 @@ def repeated_private_messages(histories: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _hand_line(text: str) -> str | None:
-    """The first line of a private hand ("Game at Mus, hand 3"), or ``None`` for another message."""
+    """The first line of a private hand ("Mus · hand 3", "Hand 3"), or ``None`` for another message."""
     first = text.splitlines()[0] if text else ""
-    return first if first.startswith("Game at ") and ", hand " in first else None
+    return first if _HAND_LINE.fullmatch(first) else None

@@ -39,11 +39,11 @@ async def test_a_lesson_shown_to_the_learner_alone(
     assert lesson.content.startswith("📘 Lesson 3/10 · Grande · 1/2") and "Who wins grande?" in lesson.content
     # A wrong answer: the same message shows the step again, explained.
     wrong = await table.press(ane, lesson, _id(lesson, "🤖 Nerea (rival)"))
-    assert wrong.answered and "❌ Everyone has a rey first" in lesson.content
+    assert wrong.answered and "❌ Everyone has a king first" in lesson.content
     # The right one: the same message shows the next step.
     await table.press(ane, lesson, _id(lesson, "You"))
-    assert lesson.content.startswith("📘 Lesson 3/10 · Grande · 2/2") and "✅ You: rey, rey" in lesson.content
-    await table.press(ane, lesson, _id(lesson, "envido 2"))
+    assert lesson.content.startswith("📘 Lesson 3/10 · Grande · 2/2") and "✅ You: king," in lesson.content
+    await table.press(ane, lesson, _id(lesson, "Envido 2"))
     assert "🎓 Lesson 3 done: Grande." in lesson.content
     await table.press(ane, lesson, _id(lesson, "Next lesson ▶"))
     assert lesson.content.startswith("📘 Lesson 4/10 · Chica · 1/2")

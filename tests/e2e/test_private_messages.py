@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .private_messages import DISCARD_PROMPT, repeated_private_messages
 
-DEAL = "Game at Mus, hand 3\nYour cards: 4🗡️ 5🗡️ 3🪙 6🪵\n→ no pares · punto 25"
-PROMPT = f"Game at Mus, hand 3\nYour cards: 4🗡️ 5🗡️ 3🪙 6🪵\n{DISCARD_PROMPT}, then confirm."
-NEXT_HAND = "Game at Mus, hand 4\nYour cards: R🪙 R🍷 3🪙 6🪵\n→ duples · juego 36"
+DEAL = "Mus · hand 3\nYour cards: 4🗡️ 5🗡️ 3🪙 6🪵\n→ no pares · punto 25"
+PROMPT = f"Mus · hand 3\nYour cards: 4🗡️ 5🗡️ 3🪙 6🪵\n{DISCARD_PROMPT}, then confirm."
+NEXT_HAND = "Mus · hand 4\nYour cards: R🪙 R🍷 3🪙 6🪵\n→ duples · juego 36"
 
 
 def test_a_copy_of_the_message_before_is_a_repeat() -> None:

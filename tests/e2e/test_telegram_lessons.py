@@ -40,14 +40,14 @@ async def test_a_lesson_in_the_private_chat(tg: FakeTelegram, bot: RunningBot) -
     record = await table.press(ane, step, _data(step, "🤖 Nerea (rival)"))
     assert record.answer is not None and record.answer.get("text") == "Try again."
     again = _lessons(tg, ane)[-1]
-    assert again is not step and "❌ Everyone has a rey first" in again.text
+    assert again is not step and "❌ Everyone has a king first" in again.text
     assert again.buttons == step.buttons
     # The right one: the next step, under the answer.
     await table.press(ane, again, _data(again, "You"))
     second = _lessons(tg, ane)[-1]
     assert second.text.startswith("📘 Lesson 3/10 · Grande · 2/2")
-    assert "✅ You: rey, rey beats" in second.text and "GRANDE · 🤖 Nerea: paso" in second.text
-    await table.press(ane, second, _data(second, "envido 2"))
+    assert "✅ You: king, king beats" in second.text and "GRANDE · 🤖 Nerea: paso" in second.text
+    await table.press(ane, second, _data(second, "Envido 2"))
     done = _lessons(tg, ane)[-1]
     assert "🎓 Lesson 3 done: Grande." in done.text and "GRANDE · 🤖 Maite: no quiero" in done.text
     # The next lesson, from the button.

@@ -58,18 +58,18 @@ def choice(screen: str, label: str) -> str:
 
 
 def test_a_lesson_at_the_terminal_with_a_wrong_then_a_right_answer(tmp_path: Path) -> None:
-    # Lesson 1: which card is a rey? "C🪙" is wrong, "3🍷" is right; then which is an as: "2🪵".
+    # Lesson 1: which card is a king? "C🪙" is wrong, "3🍷" is right; then which is an ace: "2🪵".
     code, output, typed = learn(tmp_path, "1", lines=["2", "1", "", "hello", "4", "q"])
     assert code == 0
     first, wrong, right, redrawn, helped, second = typed.screens[:6]
-    assert first.startswith("\n📘 Lesson 1/10 · The cards and the 8 reyes · 1/3") and "[1] 3🍷" in first
+    assert first.startswith("\n📘 Lesson 1/10 · The cards and the 8 kings · 1/3") and "[1] 3🍷" in first
     assert "1…N = choose" in first  # how to use the terminal, once
     assert choice(first, "C🪙") == "2"
     assert "❌ Look for the 3" in wrong and "Try again." in wrong and "[4] 2🪵" in wrong
-    assert "✅ Yes: the 3 is a rey" in right and "1/3" not in right and "2/3" in right
+    assert "✅ Yes: the 3 is a king" in right and "1/3" not in right and "2/3" in right
     assert "2/3" in redrawn and "✅" in redrawn  # Enter: the step again
     assert "hello\n» 1…N = choose" in helped
-    assert "✅ Right: the 2 is an as" in second and "3/3" in second
+    assert "✅ Right: the 2 is an ace" in second and "3/3" in second
     assert output.rstrip().endswith("`musbot learn 5` opens lesson 5.")
 
 

@@ -140,6 +140,38 @@ def test_planted_forms_are_caught() -> None:
     assert not offences(glossary("gl"), "O xogo: 3 pedras · quero · dous reis")
 
 
+@pytest.mark.parametrize(
+    ("lang", "text", "terms"),
+    [
+        # The words the second pass took out (issue 26): each one fails the check if it comes back.
+        ("es", "¡Pillada! · ⚡ Pillarla · En juego: 2 · Tu lado 40", {"catch", "stake", "us"}),
+        ("gl", "Collida! · refusado (deje de 1) · En xogo: 2 · O teu lado", {"catch", "deje", "stake", "us"}),
+        (
+            "pt",
+            "→ par · juego 32 · punto +1 · o deje · um clarão · Em jogo: 2",
+            {"juego", "punto", "deje", "flash", "stake"},
+        ),
+        (
+            "fr",
+            "Lance : GRAND · les coups · 4 amarracos · aveugle · en paso · deje · En jeu : 2",
+            {"lance", "amarraco", "ciego", "paso", "deje", "stake"},
+        ),
+        (
+            "en",
+            "🂡 Hand 2 · showdown · the deje · two ases · a rey, a caballo, a sota",
+            {"count", "deje", "ace", "king", "knight", "jack"},
+        ),
+        (
+            "eu",
+            "1 harri · 1 tanto · en paso · dejea · joko osoa · 2 joko · Jokoan: 2",
+            {"stone", "paso", "deje", "game", "stake"},
+        ),
+    ],
+)
+def test_second_pass_forms_are_caught(lang: str, text: str, terms: set[str]) -> None:
+    assert {o.term for o in offences(glossary(lang), text)} == terms
+
+
 def test_a_planted_catalogue_entry_fails_the_check() -> None:
     catalog = Catalog(locale="gl")
     catalog.add("JUEGO", "JUEGO")
@@ -169,6 +201,13 @@ def test_a_planted_catalogue_entry_fails_the_check() -> None:
 )
 def test_form_patterns(form: str, text: str, hits: list[str]) -> None:
     assert [m.group(0) for m in form_pattern(form).finditer(text)] == hits
+
+
+def test_placeholders_are_not_words() -> None:
+    """A placeholder's name is code (the player reads its value); ``{n}`` stands for a number in forms."""
+    terms = {"deje": Term("deje", "deixe", replaces=("deje", "subo {n}"))}
+    assert offences(terms, "levan {deje} · {deje_n}") == []
+    assert [o.found for o in offences(terms, "deje de {n} · subo {n}")] == ["deje", "subo {n}"]
 
 
 def test_exact_forms_are_case_sensitive() -> None:

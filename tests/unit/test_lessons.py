@@ -279,13 +279,13 @@ async def test_a_learner_goes_through_a_lesson_with_a_wrong_then_a_right_answer(
     stale = await service.press(ANE, token_of(first, "You"))
     assert not stale.ok and stale.answer == EN.gettext(LESSON_STALE) and not stale.messages
 
-    done = await service.press(ANE, token_of(second, "envido 2"))
+    done = await service.press(ANE, token_of(second, "Envido 2"))
     end = only(done.messages)
     assert "GRANDE · 🤖 Maite: no quiero" in end.text and "Lesson 3 done" in end.text
     assert await store.get(ANE.key) == Progress(3, 2, frozenset({3}))
 
     # A double tap of the right answer: the second press is stale.
-    assert (await service.press(ANE, token_of(second, "envido 2"))).answer == EN.gettext(LESSON_STALE)
+    assert (await service.press(ANE, token_of(second, "Envido 2"))).answer == EN.gettext(LESSON_STALE)
 
     following = only((await service.press(ANE, token_of(end, EN.gettext(render.NEXT_LESSON)))).messages)
     assert "Lesson 4/10 · Chica · 1/2" in following.text
