@@ -28,6 +28,10 @@ and the bot's calls per second, answered ``429`` with ``retry_after`` as Telegra
 (:mod:`e2e.fake_telegram_limits`); :meth:`FakeTelegram.limited` lists those calls, which
 :meth:`FakeTelegram.rejected` leaves out unless asked.
 
+A basic group upgraded to a supergroup (:meth:`FakeTelegram.migrate_to_supergroup`, modelled in
+:mod:`e2e.fake_telegram_migration`): a new chat, both service messages as updates, and every call that writes
+to the old id answered ``400`` with ``parameters.migrate_to_chat_id``.
+
 Limits enforced (the numbers come from the spec's descriptions where it states them):
 
 * every String field whose description says "A-B characters" / "A-B bytes" — anywhere in a method or a
@@ -85,6 +89,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from .fake_telegram_limits import FloodControl, TelegramLimits
+from .fake_telegram_migration import Migrations, migrate_to_supergroup
 
 __all__ = [
     "ApiError",
@@ -1238,6 +1243,8 @@ class FakeTelegram:
         self.callback_timeout = callback_timeout
         self.flood = None if limits is None else FloodControl(limits)
         """Telegram's flood limits, when enforced (see :mod:`e2e.fake_telegram_limits`)."""
+        self.migrations = Migrations()
+        """Basic groups upgraded to supergroups (see :mod:`e2e.fake_telegram_migration`)."""
         self.port = 0
         self.users: dict[int, FakeUser] = {}
         self.chats: dict[int, FakeChat] = {}
@@ -1382,6 +1389,14 @@ class FakeTelegram:
         self.chats[chat_id] = chat
         return chat
 
+    def migrate_to_supergroup(
+        self, chat: FakeChat, *, by: FakeUser | None = None, service_messages: bool = True
+    ) -> FakeChat:
+        """Upgrade a basic group to a new supergroup, returned (see :mod:`e2e.fake_telegram_migration`)."""
+        supergroup_id = -1_001_000_000_000 - self._next_group
+        self._next_group += 1
+        return migrate_to_supergroup(self, chat, supergroup_id, by=by, service_messages=service_messages)
+
     def private_chat(self, user: FakeUser) -> FakeChat:
         """The private chat between ``user`` and the bot (created on first use)."""
         self.users.setdefault(user.id, user)
@@ -1420,6 +1435,12 @@ class FakeTelegram:
         self._notify()
         return update
 
+    def take_message_id(self, chat: FakeChat) -> int:
+        """The next message id of ``chat`` (each chat numbers its messages from 1)."""
+        message_id = self._next_message_id.get(chat.id, 1)
+        self._next_message_id[chat.id] = message_id + 1
+        return message_id
+
     def _store(
         self,
         chat: FakeChat,
@@ -1429,8 +1450,7 @@ class FakeTelegram:
         reply_markup: JSON | None,
         reply_to: StoredMessage | None = None,
     ) -> StoredMessage:
-        message_id = self._next_message_id.get(chat.id, 1)
-        self._next_message_id[chat.id] = message_id + 1
+        message_id = self.take_message_id(chat)
         message = StoredMessage(
             chat=chat,
             message_id=message_id,
@@ -1457,6 +1477,8 @@ class FakeTelegram:
         """
         self.users.setdefault(user.id, user)
         target = self.private_chat(user) if chat is None else self._chat_of(chat)
+        if target.id in self.migrations.moved:
+            raise ValueError(f"group {target.id} was upgraded to a supergroup: nobody writes there any more")
         if target.type == "private":
             self.started.add(user.id)
             self.blocked.discard(user.id)
@@ -1791,6 +1813,9 @@ class FakeTelegram:
             failure = self._take_failure(spec_method.name, params)
             if failure is not None:
                 raise failure
+            upgraded = self.migrations.refusal(spec_method.name, params)
+            if upgraded is not None:
+                raise ApiError(400, upgraded[0], parameters=upgraded[1])
             self._check_flood(spec_method.name, params)
             handler = self._handlers.get(spec_method.name)
             if spec_method.name == "getUpdates":
