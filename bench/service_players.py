@@ -96,6 +96,10 @@ class TimedLeaderboard:
         """The production ``entry``."""
         return await self.inner.entry(scope, player_key, by)
 
+    async def move_scope(self, old: str, new: str) -> int:
+        """The production ``move_scope``."""
+        return await self.inner.move_scope(old, new)
+
     async def ping(self) -> None:
         """The production ``ping``."""
         await self.inner.ping()

@@ -113,3 +113,22 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('HSET', KEYS[1], g .. ':post', ARGV[2] .. ':' .. now)
 return 1
 """
+
+# KEYS[1] the table's hash; ARGV[1] a chat's prefix of its fields ('{chat}:'). Deletes every field of the
+# chat's slots; returns the messages they named (each slot's message and its epochs' messages).
+FORGET_CHAT = """
+local prefix = ARGV[1]
+local flat = redis.call('HGETALL', KEYS[1])
+local fields, messages = {}, {}
+for i = 1, #flat, 2 do
+  local f = flat[i]
+  if string.sub(f, 1, #prefix) == prefix then
+    fields[#fields + 1] = f
+    local rest = string.sub(f, #prefix + 1)
+    local shown = not string.find(rest, '[:@]') or string.sub(rest, -2) == ':m'
+    if shown then messages[#messages + 1] = flat[i + 1] end
+  end
+end
+if #fields > 0 then redis.call('HDEL', KEYS[1], unpack(fields)) end
+return messages
+"""

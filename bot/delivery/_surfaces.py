@@ -149,6 +149,11 @@ class SurfaceStore(Protocol):
         """The newest view offered for the slot's epoch ``since``, its message, and the newest epoch."""
         ...
 
+    async def forget_chat(self, table: str, chat: str) -> list[str]:
+        """Forget every slot of ``table`` in ``chat`` (a chat that moved to a new key: the table is posted
+        afresh there); the messages that showed them, for their buttons to go. Atomic; again, nothing."""
+        ...
+
     async def pace(self, chat: str, interval: float) -> float:
         """Book the chat's next call, ``interval`` seconds after the one booked before: the wait until it."""
         ...
@@ -177,6 +182,7 @@ class RedisSurfaces:
         self._record = redis.register_script(scripts.RECORD)
         self._pace = redis.register_script(scripts.PACE)
         self._renew = redis.register_script(scripts.RENEW)
+        self._forget_chat = redis.register_script(scripts.FORGET_CHAT)
 
     def _hash(self, table: str, chat: str) -> tuple[str, str]:
         platform, local = split_key(chat)
@@ -265,6 +271,13 @@ class RedisSurfaces:
                 key, [f"{g}:v", f"{g}:view", f"{g}:m", f"{f}:e"]
             )
         return Newest(int(version or 0), _text(view), _text(message_id), int(current or 0))
+
+    async def forget_chat(self, table: str, chat: str) -> list[str]:
+        """One script on the table's hash: every field of the chat's slots goes."""
+        key, local = self._hash(table, chat)
+        with unavailable_errors():
+            found = await self._forget_chat(keys=[key], args=[f"{local}:"])
+        return sorted({text for value in found if (text := _text(value)) is not None})
 
     async def pace(self, chat: str, interval: float) -> float:
         """Book the next call on Redis's clock (one script, shared by every worker)."""

@@ -16,6 +16,10 @@ hash tags — ``hist:m:{T}``, ``hist:c:{C}`` — so that every script touches on
 Keeping a hand is one script on one server (the match's hash and the chat's list together); on a cluster
 those two keys live in different slots, so it is two scripts, the match first: a worker that dies between
 them leaves a match kept but not listed in its chat (the next hand of that match lists it).
+
+A chat's list follows the chat to a new key (:meth:`HistoryStore.move_chat`: a group upgraded to a
+supergroup) in one script on one server; on a cluster the new list takes the old one's matches, then the old
+list goes: a worker that dies in between leaves both, and moving again finishes it.
 """
 
 from __future__ import annotations
@@ -53,6 +57,12 @@ class HistoryStore(Protocol):
 
     async def hand(self, table: str, hand_no: int) -> str | None:
         """One kept hand, or ``None`` (never kept, or expired)."""
+        ...
+
+    async def move_chat(self, old: str, new: str) -> None:
+        """The chat ``old`` is now ``new``: ``new`` lists the matches ``old`` listed (a match in both keeps
+        its latest time; still the newest :data:`MATCHES_PER_CHAT`, kept as long as the longer-kept list)
+        and ``old`` lists none. Doing it again changes nothing."""
         ...
 
 
@@ -95,6 +105,46 @@ return out
 """
 
 
+# adopt: add each (member, score) of a flat list to a chat's list unless it has the match at a later time;
+# keep the newest `most`; make the list live at least `ttl` ms more (a negative ttl: no change).
+_LUA_ADOPT_FN = """
+local function adopt(list, flat, first, most, ttl)
+  for i = first, #flat, 2 do
+    local mine = redis.call('ZSCORE', list, flat[i])
+    if not mine or tonumber(mine) < tonumber(flat[i + 1]) then
+      redis.call('ZADD', list, flat[i + 1], flat[i])
+    end
+  end
+  if #flat >= first then
+    redis.call('ZREMRANGEBYRANK', list, 0, -(most + 1))
+    if ttl > redis.call('PTTL', list) then redis.call('PEXPIRE', list, ttl) end
+  end
+end
+"""
+
+# Cluster. KEYS[1]: the new chat's list. ARGV: matches per chat, the old list's remaining life (ms), then
+# member and score pairs read from the old list.
+_LUA_ADOPT = (
+    _LUA_ADOPT_FN
+    + """
+adopt(KEYS[1], ARGV, 3, tonumber(ARGV[1]), tonumber(ARGV[2]))
+return 1
+"""
+)
+
+# One server. KEYS[1]: the old chat's list, KEYS[2]: the new one's; ARGV[1]: matches per chat. The old list's
+# matches go to the new one, then the old list is deleted.
+_LUA_MOVE = (
+    _LUA_ADOPT_FN
+    + """
+local old = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+adopt(KEYS[2], old, 1, tonumber(ARGV[1]), redis.call('PTTL', KEYS[1]))
+redis.call('DEL', KEYS[1])
+return 1
+"""
+)
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -114,6 +164,8 @@ class RedisHistory:
         self.cluster = is_cluster(redis)
         self._keep = redis.register_script(_LUA_KEEP)
         self._hands = redis.register_script(_LUA_HANDS)
+        self._move = redis.register_script(_LUA_MOVE)
+        self._adopt = redis.register_script(_LUA_ADOPT)
 
     def _tag(self, value: str) -> str:
         return f"{{{value}}}" if self.cluster else value
@@ -164,6 +216,23 @@ class RedisHistory:
         with unavailable_errors():
             value = await self._redis.hget(self.match_key(table), str(hand_no))
         return None if value is None else _text(value)
+
+    async def move_chat(self, old: str, new: str) -> None:
+        """The chat's list follows it to its new key (one script on one server; on a cluster, the new list
+        takes the old one's matches, then the old list goes)."""
+        source, target = self.chat_key(old), self.chat_key(new)
+        if source == target:
+            return
+        with unavailable_errors():
+            if not self.cluster:
+                await self._move(keys=[source, target], args=[MATCHES_PER_CHAT])
+                return
+            listed: list[Any] = await self._redis.zrange(source, 0, -1, withscores=True)
+            if listed:
+                ttl = int(await self._redis.pttl(source))
+                pairs = [item for row in listed for item in (_text(row[0]), repr(float(row[1])))]
+                await self._adopt(keys=[target], args=[MATCHES_PER_CHAT, ttl, *pairs])
+            await self._redis.delete(source)
 
 
 @dataclass
@@ -227,3 +296,18 @@ class MemoryHistory:
         """One kept hand."""
         match = self._live(table)
         return None if match is None else match.hands.get(hand_no)
+
+    async def move_chat(self, old: str, new: str) -> None:
+        """``new`` lists ``old``'s matches (the latest time of each), the newest ones; ``old`` none."""
+        check_key(old, "chat")
+        check_key(new, "chat")
+        if old == new:
+            return
+        listed = self._chats.pop(old, {})
+        if not listed:
+            return
+        target = self._chats.setdefault(new, {})
+        for table, when in listed.items():
+            target[table] = max(when, target.get(table, when))
+        for gone in sorted(target, key=lambda t: target[t])[: max(0, len(target) - MATCHES_PER_CHAT)]:
+            del target[gone]

@@ -11,6 +11,7 @@ from bot.leaderboard._model import (
     PlayerStats,
     RankBy,
     apply_result,
+    check_chat_scopes,
     check_rank_by,
     is_ranked,
     rank_entries,
@@ -62,6 +63,18 @@ class MemoryLeaderboard:
         score = stats.score(by)
         ahead = sum(1 for key, other in players.items() if is_ranked(key) and other.score(by) > score)
         return stats.to_entry(player_key, ahead + 1)
+
+    async def move_scope(self, old: str, new: str) -> int:
+        """Move scope ``old``'s entries to ``new`` (``new``'s own entries are kept); how many moved."""
+        check_chat_scopes(old, new)
+        if old == new:
+            return 0
+        players = self._scopes.pop(old, {})
+        target = self._scopes.setdefault(new, {})
+        moved = [key for key in players if key not in target]
+        for key in moved:
+            target[key] = players[key]
+        return len(moved)
 
     async def ping(self) -> None:
         """Health check: always answers."""

@@ -44,6 +44,7 @@ __all__ = [
     "RankBy",
     "ResultKind",
     "apply_result",
+    "check_chat_scopes",
     "check_rank_by",
     "display_rating",
     "is_ranked",
@@ -83,6 +84,15 @@ def display_rating(mu: float, sigma: float) -> int:
 def is_ranked(player_key: str) -> bool:
     """Whether a player appears on leaderboards: people do, machines (:data:`MACHINE_PREFIX`) do not."""
     return not player_key.startswith(MACHINE_PREFIX)
+
+
+def check_chat_scopes(old: str, new: str) -> None:
+    """Raise ``ValueError`` unless ``old`` and ``new`` are two chat scopes a scope may move between."""
+    for scope in (old, new):
+        if not isinstance(scope, str) or not scope:
+            raise ValueError(f"a chat scope must be a non-empty str, not {scope!r}")
+        if scope == GLOBAL_SCOPE:
+            raise ValueError("the global scope does not move")
 
 
 def check_rank_by(by: str) -> RankBy:

@@ -14,6 +14,13 @@ Semantics shared by every :class:`LeaderboardStore` (:class:`~bot.leaderboard._m
   won; ties are listed in descending byte order of the player key (Redis' ``ZREVRANGE`` order) and share a
   competition rank.
 * ``entry`` returns one player's entry with that same rank, or ``None`` if the player has no entry there.
+* ``move_scope`` moves a chat's scope to the chat's new key (a group upgraded to a supergroup): every
+  player's entry of the old scope, machines included, becomes the new scope's unless the new scope has an
+  entry for that player already (the new one is kept: a player's statistics are never added twice); the
+  old scope is left empty. Each player moves in one atomic step on one server; on a Redis Cluster the two
+  scopes are in different slots, so a player is copied, then removed from the old scope: a worker that dies
+  in between leaves the player in both, and doing the move again finishes it (the copy is not repeated). A
+  result recorded in the old scope while it moves may stay there: moving it again moves it.
 * Failures to reach the backend raise :class:`~bot.store._ports.StoreUnavailable`.
 """
 
@@ -45,6 +52,11 @@ class LeaderboardStore(Protocol):
 
     async def entry(self, scope: str, player_key: str, by: RankBy = "rating") -> LeaderboardEntry | None:
         """Return the player's entry in ``scope`` with its rank (ordered ``by``), or ``None``."""
+        ...
+
+    async def move_scope(self, old: str, new: str) -> int:
+        """Move the entries of chat scope ``old`` to chat scope ``new`` (see the module's semantics); how many
+        players' entries moved (not those ``new`` had already). ``ValueError`` for the global scope."""
         ...
 
     async def ping(self) -> None:

@@ -17,6 +17,11 @@ only: machines keep their hashes (their ratings take part in their opponents' up
 the sorted sets, so ranks and ``ZCOUNT`` count people alone. Sorted sets written before that rule may still
 hold machine keys: ``record`` removes those of each result's machines, and ``top`` skips any it meets.
 
+``move_scope`` (a chat's new key) goes through the old scope's player hashes (``SCAN``) and moves each
+player in one script (:data:`_LUA_MOVE_PLAYER`); on a cluster the two scopes are in different slots, so a
+player is read, copied to the new scope unless it has an entry there (:data:`_LUA_ADOPT`), then removed from
+the old one (:data:`_LUA_DROP`), each step safe to repeat.
+
 ``record`` is an optimistic compare-and-set: one Lua script reads the hashes of every player of the result
 with a digest of each, the new ratings are computed in Python, and a second script writes the new hashes and
 scores only if every digest is unchanged. If another writer touched one of those hashes in between, nothing is
@@ -48,12 +53,13 @@ from bot.leaderboard._model import (
     PlayerStats,
     RankBy,
     apply_result,
+    check_chat_scopes,
     check_rank_by,
     is_ranked,
     rank_entries,
 )
 from bot.leaderboard._ports import LeaderboardBusy
-from bot.store import DEFAULT_PREFIX, AnyRedis, check_key, is_cluster, unavailable_errors
+from bot.store import DEFAULT_PREFIX, AnyRedis, check_key, glob_escape, is_cluster, unavailable_errors
 
 __all__ = ["RedisLeaderboard"]
 
@@ -129,6 +135,60 @@ if not score then return nil end
 return {redis.call('ZCOUNT', KEYS[1], '(' .. score, '+inf'), redis.call('HGETALL', KEYS[2])}
 """
 
+# Moving a player's entry to another scope. adopt: copy the entry (its hash's fields, its scores) unless the
+# scope has one for the player (returns 1 if copied); drop: remove the entry.
+_LUA_MOVE_FNS = """
+local function adopt(hash, rating_set, wins_set, player, rating, wins, flat)
+  if #flat == 0 or redis.call('EXISTS', hash) == 1 then return 0 end
+  redis.call('HSET', hash, unpack(flat))
+  if rating then redis.call('ZADD', rating_set, rating, player) end
+  if wins then redis.call('ZADD', wins_set, wins, player) end
+  return 1
+end
+local function drop(hash, rating_set, wins_set, player)
+  redis.call('DEL', hash)
+  redis.call('ZREM', rating_set, player)
+  redis.call('ZREM', wins_set, player)
+end
+"""
+
+# One server. KEYS: the old scope's player hash, rating set and wins set, then the new scope's; ARGV[1] the
+# player key. Moves the entry unless the new scope has one (then the old one just goes). Returns 1 if moved.
+_LUA_MOVE_PLAYER = (
+    _LUA_MOVE_FNS
+    + """
+local flat = redis.call('HGETALL', KEYS[1])
+local rating = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local wins = redis.call('ZSCORE', KEYS[3], ARGV[1])
+local moved = adopt(KEYS[4], KEYS[5], KEYS[6], ARGV[1], rating, wins, flat)
+drop(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+return moved
+"""
+)
+
+# Cluster, the new scope's slot. KEYS: its player hash, rating set and wins set; ARGV: the player key, the
+# rating and wins scores read in the old scope ('' for none), the old hash's fields and values. Returns 1 if
+# copied, 0 if the new scope had an entry.
+_LUA_ADOPT = (
+    _LUA_MOVE_FNS
+    + """
+local rating, wins = ARGV[2], ARGV[3]
+if rating == '' then rating = false end
+if wins == '' then wins = false end
+local flat = {}
+for i = 4, #ARGV do flat[#flat + 1] = ARGV[i] end
+return adopt(KEYS[1], KEYS[2], KEYS[3], ARGV[1], rating, wins, flat)
+"""
+)
+
+# Cluster, the old scope's slot. KEYS: its player hash, rating set and wins set; ARGV[1] the player key.
+_LUA_DROP = (
+    _LUA_MOVE_FNS
+    + """
+drop(KEYS[1], KEYS[2], KEYS[3], ARGV[1])
+return 1
+"""
+)
 
 _RANK_BY: tuple[RankBy, ...] = ("rating", "wins")
 
@@ -164,6 +224,9 @@ class RedisLeaderboard:
         self._write = redis.register_script(_LUA_WRITE)
         self._top = redis.register_script(_LUA_TOP)
         self._entry = redis.register_script(_LUA_ENTRY)
+        self._move_player = redis.register_script(_LUA_MOVE_PLAYER)
+        self._adopt = redis.register_script(_LUA_ADOPT)
+        self._drop = redis.register_script(_LUA_DROP)
 
     def _scope(self, scope: str) -> str:
         """What every key of a scope starts with (on a cluster the scope is their hash tag)."""
@@ -251,6 +314,34 @@ class RedisLeaderboard:
         if reply is None or not reply[1]:
             return None
         return PlayerStats.from_fields(_fields(reply[1])).to_entry(player_key, int(reply[0]) + 1)
+
+    async def move_scope(self, old: str, new: str) -> int:
+        """Move scope ``old``'s entries to ``new``, player by player (``new``'s own entries are kept)."""
+        check_chat_scopes(old, new)
+        if old == new:
+            return 0
+        start = self.player_key(old, "")
+        moved = 0
+        with unavailable_errors():
+            async for key in self.redis.scan_iter(match=glob_escape(start) + "*", count=1000):
+                moved += await self._move_entry(old, new, _text(key)[len(start) :])
+        return moved
+
+    async def _move_entry(self, old: str, new: str, player: str) -> int:
+        """Move one player's entry (1 if it moved, 0 if the new scope had one or it was gone)."""
+        old_keys = [self.player_key(old, player), *(self.ranking_key(old, by) for by in _RANK_BY)]
+        new_keys = [self.player_key(new, player), *(self.ranking_key(new, by) for by in _RANK_BY)]
+        if not self.cluster:
+            return int(await self._move_player(keys=old_keys + new_keys, args=[player]))
+        flat = await self.redis.hgetall(old_keys[0])
+        if not flat:
+            return 0  # moved meanwhile (another worker moving the same chat)
+        scores = [await self.redis.zscore(key, player) for key in old_keys[1:]]
+        fields = [item for pair in flat.items() for item in pair]
+        ranked = ["" if score is None else repr(float(score)) for score in scores]
+        adopted = int(await self._adopt(keys=new_keys, args=[player, *ranked, *fields]))
+        await self._drop(keys=old_keys, args=[player])
+        return adopted
 
     async def ping(self) -> None:
         """Health check: return if Redis answers PING, raise ``StoreUnavailable`` otherwise."""

@@ -33,7 +33,7 @@ from bot.store._ports import (
     check_key,
 )
 from bot.store._prefs import PreferencesStore, RedisPreferences
-from bot.store._redis_client import AnyRedis, is_cluster, unavailable_errors
+from bot.store._redis_client import AnyRedis, glob_escape, is_cluster, unavailable_errors
 from bot.store._redis_connect import connect
 from bot.store._redis_deadlines import RedisDeadlineStore
 from bot.store._redis_server import EmbeddedRedisError
@@ -69,6 +69,7 @@ __all__ = [
     "VersionConflict",
     "check_key",
     "connect",
+    "glob_escape",
     "is_cluster",
     "unavailable_errors",
     "update_with_retries",

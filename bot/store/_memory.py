@@ -90,11 +90,7 @@ class MemoryTableStore:
         async with self._lock:
             if self._get(table_id) is not None:
                 raise TableExists(table_id)
-            other_id = self._chats.get(chat_key)
-            if other_id is not None and other_id != table_id:
-                other = self._get(other_id)
-                if other is not None and not other.finished:
-                    raise ChatBusy(table_id, chat_key, other_id)
+            self._check_chat_free(table_id, chat_key)
             self._tables[table_id] = _Entry(1, data, chat_key, users, False, None)
             self._chats[chat_key] = table_id
             for user in users:
@@ -126,6 +122,8 @@ class MemoryTableStore:
                 raise VersionConflict(table_id, expected_version, None if entry is None else entry.version)
             old_chat, old_users = entry.chat_key, entry.user_keys
             chat = chat_key if chat_key is not None else old_chat
+            if not finished and chat is not None and chat != old_chat:
+                self._check_chat_free(table_id, chat)
             if finished:
                 self._drop(self._chats, old_chat, table_id)
                 self._drop(self._chats, chat, table_id)
@@ -148,6 +146,14 @@ class MemoryTableStore:
             if deadlines and self.deadlines is not None:
                 self.deadlines.apply(deadlines)
             return StoredTable(table_id, version, data)
+
+    def _check_chat_free(self, table_id: str, chat_key: str) -> None:
+        """Raise ``ChatBusy`` if the chat's index names another live table (a table may not move there)."""
+        other_id = self._chats.get(chat_key)
+        if other_id is not None and other_id != table_id:
+            other = self._get(other_id)
+            if other is not None and not other.finished:
+                raise ChatBusy(table_id, chat_key, other_id)
 
     async def table_for_chat(self, chat_key: str) -> str | None:
         """Return the id of the chat's active table, if any."""

@@ -14,7 +14,10 @@ Semantics shared by every :class:`TableStore`:
   ``expected_version``; otherwise it raises :class:`VersionConflict` and changes nothing (also when the table
   does not exist any more: ``actual`` is then ``None``). With ``finished=False`` it points the chat index
   (``chat_key``, or the chat recorded on the table when ``chat_key`` is ``None``) and every given user key at
-  the table, and removes the user keys that pointed at this table but are no longer listed. With
+  the table, and removes the user keys that pointed at this table but are no longer listed. A ``chat_key``
+  other than the recorded chat moves the table to that chat (a group upgraded to a supergroup): the old
+  chat's entry goes, and if the new chat's entry names another live table the write raises :class:`ChatBusy`
+  and changes nothing. With
   ``finished=True`` it removes the chat index and every user index entry that points at this table and the
   table value expires after ``finished_ttl_seconds``. A later non-finished write makes the value persistent
   and indexes it again (the bot decides whether a finished table may be written at all).
@@ -49,7 +52,9 @@ reaches the keys of one hash slot only. The stores keep every guarantee above, w
   (expiring), claims the chat's entry with a compare-and-set unless it names another live table, then makes
   the table persistent and live. A crash during a create leaves at most a table that expires within a
   minute. Of two concurrent writes of different tables listing one user, either may be the one the user's
-  entry names.
+  entry names. A table moving to another chat claims that chat's entry the same way before its script (a
+  write that then fails leaves the entry naming a live table not yet in that chat: its next move completes
+  it; once it is finished, readers drop the entry).
 * ``claim_due`` leases shard by shard: it looks at the due keys of every shard, keeps the earliest
   ``limit``, and leases those still due, one script per shard. No key is ever handed to two callers during
   its lease; a caller may get fewer than ``limit`` keys when another leased some of them in between.
@@ -131,7 +136,8 @@ class TableExists(StoreError):
 
 
 class ChatBusy(TableExists):
-    """``create`` was called for a chat whose index already points at another live (unfinished) table."""
+    """``create`` was called for a chat whose index already points at another live (unfinished) table, or
+    ``compare_and_set`` would move a table to such a chat."""
 
     def __init__(self, table_id: str, chat_key: str, existing_table_id: str) -> None:
         super().__init__(table_id, f"chat {chat_key!r} already has the active table {existing_table_id!r}")

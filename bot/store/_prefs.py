@@ -19,6 +19,24 @@ class PreferencesStore(Protocol):
         """Remember a language for a chat or user key."""
         ...
 
+    async def move_language(self, old: str, new: str) -> None:
+        """A chat moved from key ``old`` to ``new`` (a group upgraded to a supergroup): the language chosen
+        for ``old`` becomes ``new``'s, unless ``new`` has one of its own already (kept), and ``old`` forgets
+        it. Atomic; doing it again changes nothing."""
+        ...
+
+
+# KEYS[1] the languages' hash; ARGV: the old key, the new key. The old key's language goes to the new key
+# unless it has one; the old key forgets it.
+_LUA_MOVE = """
+local lang = redis.call('HGET', KEYS[1], ARGV[1])
+if lang then
+  redis.call('HSETNX', KEYS[1], ARGV[2], lang)
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 1
+"""
+
 
 class RedisPreferences:
     """Preferences as one Redis hash ``{prefix}prefs:lang`` (key → language)."""
@@ -27,6 +45,7 @@ class RedisPreferences:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self._key = f"{prefix}prefs:lang"
+        self._move = redis.register_script(_LUA_MOVE)
 
     async def get_language(self, key: str) -> str | None:
         """The language chosen for ``key``, if any."""
@@ -40,6 +59,11 @@ class RedisPreferences:
         """Remember ``lang`` for ``key``."""
         with unavailable_errors():
             await self._redis.hset(self._key, key, lang)
+
+    async def move_language(self, old: str, new: str) -> None:
+        """One script on the hash: ``old``'s language becomes ``new``'s unless it has one."""
+        with unavailable_errors():
+            await self._move(keys=[self._key], args=[old, new])
 
 
 class MemoryPreferences:
@@ -56,3 +80,9 @@ class MemoryPreferences:
     async def set_language(self, key: str, lang: str) -> None:
         """Remember ``lang`` for ``key``."""
         self.languages[key] = lang
+
+    async def move_language(self, old: str, new: str) -> None:
+        """``old``'s language becomes ``new``'s unless it has one; ``old`` forgets it."""
+        lang = self.languages.pop(old, None)
+        if lang is not None:
+            self.languages.setdefault(new, lang)

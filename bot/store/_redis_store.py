@@ -4,9 +4,9 @@ A table is a hash, indexed by its chat and by its users, and listed in the live 
 where each key lives, on one server or on a Redis Cluster, is :mod:`bot.store._redis_layout`, and the scripts
 are :mod:`bot.store._redis_table_scripts`. Every script is atomic: a write changes the table, its indexes, the
 live set and its deadlines at once (the scripts build the index keys from the prefix, which a single server
-allows). On a cluster the chat and user entries are in slots of their own: they are written by single-key
-commands after the table's script, and a create claims the chat before it finishes (see
-:meth:`RedisTableStore.create`).
+allows). On a cluster the chat and user entries are in slots of their own (:mod:`bot.store._redis_index`):
+they are written by single-key commands after the table's script, and a create, or a table moving to another
+chat, claims that chat's entry first (see :meth:`RedisTableStore.create`).
 
 The store does not own the client: whoever created it closes it. Clients may use ``decode_responses`` or not.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -43,21 +42,19 @@ from bot.store._redis_client import (
     score_arg,
     unavailable_errors,
 )
+from bot.store._redis_index import ClusterIndex
 from bot.store._redis_layout import KeyLayout
 from bot.store._redis_table_scripts import (
     LUA_CAS,
-    LUA_CLAIM_INDEX,
     LUA_CREATE,
     LUA_CREATE_DONE,
     LUA_CREATE_PENDING,
-    LUA_DEL_IF,
     LUA_DELETE,
     LUA_LIVE,
 )
 
 __all__ = ["RedisTableStore"]
 
-log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 PENDING_TTL_SECONDS = 60
@@ -85,8 +82,8 @@ class RedisTableStore:
         self._create = redis.register_script(LUA_CREATE)
         self._create_pending = redis.register_script(LUA_CREATE_PENDING)
         self._create_done = redis.register_script(LUA_CREATE_DONE)
-        self._claim_index = redis.register_script(LUA_CLAIM_INDEX)
-        self._del_if = redis.register_script(LUA_DEL_IF)
+        self.index = ClusterIndex(redis, self.layout)
+        """The chat and user entries on a cluster, written after the table's script."""
         self._cas = redis.register_script(LUA_CAS)
         self._delete = redis.register_script(LUA_DELETE)
         self._live = redis.register_script(LUA_LIVE)
@@ -172,29 +169,16 @@ class RedisTableStore:
             if int(created) == -1:
                 raise TableExists(table_id)
             try:
-                for _attempt in range(10):  # claim the chat's entry, unless it names another live table
-                    seen = await self.redis.get(chat_entry)
-                    other = None if seen is None else as_text(seen)
-                    if other is not None and other != table_id and await self._is_live(other):
-                        raise ChatBusy(table_id, chat_key, other)
-                    if int(await self._claim_index(keys=[chat_entry], args=[table_id, other or ""])):
-                        break
-                else:
-                    raise StoreUnavailable(f"chat {chat_key!r}: its entry kept changing")
+                await self.index.claim(table_id, chat_key)  # unless it names another live table
                 if not int(await self._create_done(keys=[table_key, live_key], args=[table_id])):
-                    await self._del_if(keys=[chat_entry], args=[table_id])
+                    await self.index.drop_if(chat_entry, table_id)
                     raise StoreUnavailable(f"table {table_id!r}: creating it took too long")
             except BaseException:
                 with contextlib.suppress(Exception):
                     await self.redis.delete(table_key)  # not created after all: nothing names it
                 raise
-        await self._reindex(table_id, [("set", self.user_key(user)) for user in users])
+        await self.index.reindex(table_id, [("set", self.user_key(user)) for user in users])
         return StoredTable(table_id, 1, data)
-
-    async def _is_live(self, table_id: str) -> bool:
-        """Whether a table is stored and not finished (on a cluster: before trusting an index entry)."""
-        fin = await self.redis.hget(self.table_key(table_id), "fin")
-        return fin is not None and as_text(fin) == "0"
 
     async def compare_and_set(
         self,
@@ -207,10 +191,12 @@ class RedisTableStore:
         finished: bool,
         deadlines: DeadlineChanges | None = None,
     ) -> StoredTable:
-        """Write ``data`` as version ``expected_version + 1`` or raise ``VersionConflict``.
+        """Write ``data`` as version ``expected_version + 1`` or raise ``VersionConflict`` (``ChatBusy`` when
+        the table would move to a chat whose entry names another live table).
 
         ``deadlines`` change in the same script, only if the write succeeds (on a cluster, those of another
-        table's shard right after it).
+        table's shard right after it). On a cluster a table moving to another chat claims that chat's entry
+        first, as a create does.
         """
         check_key(table_id, "table id")
         check_version(expected_version)
@@ -224,15 +210,36 @@ class RedisTableStore:
         here, after = self._by_shard(table_id, changes)
         args = self._cas_args(table_id, expected_version, data, chat_key, finished, here)
         with unavailable_errors():
+            claimed: str | None = None  # the chat whose entry this write claimed (a move on a cluster)
+            if self.cluster and chat_key is not None and not finished:
+                moving = await self._claim_if_moving(table_id, expected_version, chat_key)
+                claimed = chat_key if moving else None
             reply = await self._cas(keys=list(self._keys(table_id)), args=[*args, *users])
+            if claimed is not None and int(reply[0]) != 1:
+                await self.index.drop_if(self.chat_key(claimed), table_id)  # the move did not happen
         status = int(reply[0])
+        if status == -2:
+            raise ChatBusy(table_id, chat_key or "", as_text(reply[1]))
         if status != 1:
             raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
         if self.cluster:
             old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])
             ops = self.layout.index_ops(old_chat, old_users, chat, users, finished=finished)
-            await self._reindex(table_id, ops, after)
+            await self.index.reindex(table_id, ops, after)
         return StoredTable(table_id, int(reply[1]), data)
+
+    async def _claim_if_moving(self, table_id: str, expected_version: int, chat_key: str) -> bool:
+        """Cluster: a write that moves the table to another chat claims that chat's entry first (``ChatBusy``
+        if it names another live table), unless its version is stale already; whether it claimed. A write
+        that then fails gives the claim up; a worker that dies in between leaves the entry naming a live table
+        not yet in that chat: the table's next move completes it, and once it is finished readers drop it."""
+        version, recorded = await self.redis.hmget(self.table_key(table_id), ["v", "chat"])
+        if version is None or int(version) != expected_version:
+            return False  # the script answers the conflict
+        if recorded is None or as_text(recorded) == chat_key:
+            return False
+        await self.index.claim(table_id, chat_key)
+        return True
 
     def _by_shard(self, table_id: str, changes: DeadlineChanges) -> tuple[DeadlineChanges, DeadlineChanges]:
         """The deadline changes in the table's shard (its script makes them), and those in other shards."""
@@ -269,35 +276,6 @@ class RedisTableStore:
             args += [key, score_arg(due)]
         return [*args, str(len(deadlines.cancel)), *deadlines.cancel]
 
-    async def _reindex(
-        self, table_id: str, ops: Sequence[tuple[str, str]], deadlines: DeadlineChanges | None = None
-    ) -> None:
-        """Cluster: after a table's script, set (``"set"``) or remove if it still names the table
-        (``"del_if"``) index entries, and change the deadlines of other shards, in one pipeline.
-
-        The table is written already: if Redis fails now, the entries are left for the next write to set
-        and for the readers to ignore (``table_for_chat`` checks the table), and the failure is logged.
-        """
-        changes = deadlines or DeadlineChanges()
-        if not ops and not changes:
-            return
-        layout = self.layout
-        try:
-            with unavailable_errors():
-                async with self.redis.pipeline(transaction=False) as pipe:
-                    for op, key in ops:
-                        if op == "set":
-                            pipe.set(key, table_id)
-                        else:
-                            pipe.eval(LUA_DEL_IF, 1, key, table_id)
-                    for key in changes.cancel:
-                        pipe.zrem(layout.deadlines(layout.deadline_shard(key)), key)
-                    for key, due in changes.schedule:
-                        pipe.zadd(layout.deadlines(layout.deadline_shard(key)), {key: float(due)})
-                    await pipe.execute()
-        except StoreUnavailable as exc:
-            log.warning("table %s is written, but its indexes could not follow: %s", table_id, exc)
-
     async def table_for_chat(self, chat_key: str) -> str | None:
         """Return the id of the chat's active table, if any."""
         check_key(chat_key, "chat key")
@@ -316,8 +294,8 @@ class RedisTableStore:
             if value is None:
                 return None
             table_id = as_text(value)
-            if self.cluster and not await self._is_live(table_id):
-                await self._del_if(keys=[entry], args=[table_id])
+            if self.cluster and not await self.index.is_live(table_id):
+                await self.index.drop_if(entry, table_id)
                 return None
         return table_id
 
@@ -331,7 +309,7 @@ class RedisTableStore:
         if self.cluster:
             chat, users = as_text(reply[0]), json.loads(as_text(reply[1]))
             ops = [("del_if", self.chat_key(chat))] if chat else []
-            await self._reindex(table_id, ops + [("del_if", self.user_key(u)) for u in users])
+            await self.index.reindex(table_id, ops + [("del_if", self.user_key(u)) for u in users])
 
     async def live_tables(self) -> list[str]:
         """Return the ids of every stored table that is not finished, sorted.

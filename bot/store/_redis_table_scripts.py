@@ -97,7 +97,9 @@ return 0
 # table id, expected version, data, has chat ('1'/'0'), chat key, finished ('1'/'0'), ttl seconds,
 # n (deadlines to schedule), n × (key, due), m (to cancel), m × key, user keys... Deadlines change only if
 # the write does. Returns {1, new version, old chat, old users (JSON), chat} ('' for no chat),
-# {0, current version} on conflict, {-1} if the table does not exist.
+# {0, current version} on conflict, {-1} if the table does not exist, and (inline only) {-2, other id} if the
+# table would move to a chat whose entry names another live table (nothing written; on a cluster the store
+# claims that entry before the script).
 LUA_CAS = (
     _LUA_HELPERS
     + """
@@ -114,6 +116,13 @@ local old_users = {}
 if old_users_json then old_users = cjson.decode(old_users_json) end
 local chat = old_chat
 if has_chat then chat = ARGV[7] end
+if inline and not finished and chat and chat ~= old_chat then
+  local other = redis.call('GET', prefix .. 'chat:' .. chat)
+  if other and other ~= tid then
+    local okey = prefix .. 'table:' .. other
+    if redis.call('EXISTS', okey) == 1 and redis.call('HGET', okey, 'fin') ~= '1' then return {-2, other} end
+  end
+end
 local n_sched = tonumber(ARGV[10])
 local i = 11
 local sched = {}
