@@ -8,6 +8,8 @@
 * :mod:`bot.app._deadline_work` — claim due deadlines and fire them through the unit of work;
 * :mod:`bot.app._chat_commands`, :mod:`bot.app._history_commands`, :mod:`bot.app._lesson_commands` — the
   commands about a chat, the hand history and the lessons;
+* :mod:`bot.app._chat_moves` — a chat that moved to a new key (a group upgraded to a supergroup): its table,
+  language, leaderboard and history follow it;
 * :mod:`bot.app._deps` — :class:`ServiceDeps`, what the service is wired with;
 * :mod:`bot.app._throttle` — how often one person may use commands in one chat.
 """

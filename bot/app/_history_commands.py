@@ -8,8 +8,8 @@ to the presser alone (a private message, an ephemeral reply) or in the chat, and
 conformance JSON that ``python -m engine.replay`` replays, and readable text).
 
 History buttons are tokens like every other (``{table}.{hand}.hist``, ``….histc``, ``{table}.0.hexp``):
-parsed against the grammar, then checked against the store — a hand no longer kept, a button of another
-chat, a stamp that names no hand: a short answer, nothing sent.
+parsed against the grammar, then checked against the store — a hand no longer kept, a button of a chat whose
+history does not list its match, a stamp that names no hand: a short answer, nothing sent.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from bot.app._chat_commands import ChatCommands
 from bot.app._deps import ServiceDeps
 from bot.history import (
+    MATCHES_PER_CHAT,
     HistoryStore,
     KeptHand,
     export_json,
@@ -145,7 +146,7 @@ class HistoryCommands:
             kept = parse_kept(await self.deps.history.hand(token.table, token.hand))
             if kept is None:
                 return Outcome(answer=say(lang, HAND_GONE), ok=False)
-            if chat is None or chat.key != kept.chat:
+            if chat is None or not await self._lists(chat, kept):
                 # A history button acts only in the chat whose history it shows: anything else is forged.
                 return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
             if not command.here:
@@ -185,7 +186,7 @@ class HistoryCommands:
         kept = [hand for hand in (parse_kept(entry) for _, entry in found) if hand is not None]
         if not kept:
             return Outcome(answer=say(lang, HAND_GONE), ok=False)
-        if chat is None or chat.key != kept[0].chat:
+        if chat is None or not await self._lists(chat, kept[0]):
             return Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
         if not self._first_post(token.table, "export", chat.key):
             return Outcome(answer=say(lang, ALREADY_POSTED), ok=False)
@@ -201,6 +202,14 @@ class HistoryCommands:
             for file, content, caption in files
         )
         return Outcome(messages=views)
+
+    async def _lists(self, chat: ChatRef, kept: KeptHand) -> bool:
+        """Whether ``chat`` shows the history of ``kept``'s match: the chat it was kept in, or the chat that
+        lists the match now (a chat that moved to a new key took its list along)."""
+        if chat.key == kept.chat:
+            return True
+        listed = await self.deps.history.matches(chat.key, self.deps.clock(), limit=MATCHES_PER_CHAT)
+        return kept.table in listed
 
     def _first_post(self, table: str, what: str, chat: str) -> bool:
         """Whether ``what`` of ``table`` may be posted in ``chat`` now (once per repost interval)."""

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from bot.app._bus import Bus
 from bot.app._chat_commands import ChatCommands
+from bot.app._chat_moves import ChatMoves
 from bot.app._deadline_work import DeadlineWork
 from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
@@ -84,7 +85,8 @@ class Service:
     one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
     through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
     ``/help``, the act-once check and the throttle), :attr:`history` the hand history, :attr:`lessons`
-    ``/learn`` and :attr:`invitations` whom to invite privately from a group. A pressed button and an
+    ``/learn``, :attr:`invitations` whom to invite privately from a group and :attr:`moves` a chat that
+    moved to a new key (a Telegram group upgraded to a supergroup). A pressed button and an
     invitation are routed by their type through one table each (:attr:`presses`, :attr:`invites`: the message
     bus).
     """
@@ -98,6 +100,7 @@ class Service:
         self.history = HistoryCommands(deps, self.chats)
         self.lessons = LessonCommands(deps)
         self.invitations = Invitations(self.tables, self.chats)
+        self.moves = ChatMoves(deps, self.chats, lambda table_id: self.show_table(table_id))
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
         self.presses.register(self._lesson_press, LessonChoice, OpenLesson)

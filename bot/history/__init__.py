@@ -6,10 +6,11 @@
 """
 
 from bot.history._model import KeptHand, kept_hand
-from bot.history._store import HistoryStore, MemoryHistory, RedisHistory
+from bot.history._store import MATCHES_PER_CHAT, HistoryStore, MemoryHistory, RedisHistory
 from bot.history._text import export_json, export_text, match_title, story_text, summary_lines
 
 __all__ = [
+    "MATCHES_PER_CHAT",
     "HistoryStore",
     "KeptHand",
     "MemoryHistory",
