@@ -216,7 +216,7 @@ class RedisTableStore:
                 claimed = chat_key if moving else None
             reply = await self._cas(keys=list(self._keys(table_id)), args=[*args, *users])
             if claimed is not None and int(reply[0]) != 1:
-                await self.index.drop_if(self.chat_key(claimed), table_id)  # the move did not happen
+                await self._give_up_claim(table_id, claimed)
         status = int(reply[0])
         if status == -2:
             raise ChatBusy(table_id, chat_key or "", as_text(reply[1]))
@@ -227,6 +227,14 @@ class RedisTableStore:
             ops = self.layout.index_ops(old_chat, old_users, chat, users, finished=finished)
             await self.index.reindex(table_id, ops, after)
         return StoredTable(table_id, int(reply[1]), data)
+
+    async def _give_up_claim(self, table_id: str, chat_key: str) -> None:
+        """Cluster: this write did not move the table, so its claim of the chat's entry goes — unless the
+        write that won moved the table there too (that write's entry stays). A write landing between the
+        check and the removal loses its entry until the table's next write sets it again."""
+        recorded = await self.redis.hget(self.table_key(table_id), "chat")
+        if recorded is None or as_text(recorded) != chat_key:
+            await self.index.drop_if(self.chat_key(chat_key), table_id)
 
     async def _claim_if_moving(self, table_id: str, expected_version: int, chat_key: str) -> bool:
         """Cluster: a write that moves the table to another chat claims that chat's entry first (``ChatBusy``
