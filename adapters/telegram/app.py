@@ -21,13 +21,16 @@ from telegram.ext import (
     ApplicationBuilder,
     CallbackQueryHandler,
     CommandHandler,
+    MessageHandler,
     TypeHandler,
+    filters,
 )
 
 from adapters.telegram import lessons
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
+from adapters.telegram.moves import ChatMover
 from adapters.telegram.poller import SinglePoller
 from adapters.telegram.rate_limit import ChatRateLimiter
 from adapters.telegram.settings import TelegramSettings
@@ -101,8 +104,9 @@ def build_application(
     # Updates are handled concurrently; the store's compare-and-set keeps every table consistent.
     builder = builder.concurrent_updates(16)
     application = builder.build()
+    transport = TelegramTransport(application.bot)
     sender = Delivery(
-        TelegramTransport(application.bot),
+        transport,
         surfaces,
         min_interval=min_interval,
         platform="telegram",
@@ -110,6 +114,8 @@ def build_application(
     )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable
+    mover = ChatMover(service, sender, surfaces)  # a group upgraded to a supergroup: see moves.py
+    transport.on_moved = mover.refused
     runtime = TelegramRuntime(service, sender, handlers, hearing)
     application.add_handler(TypeHandler(Update, handlers.once), group=-1)  # before every other handler
     for name, callback in (
@@ -126,6 +132,7 @@ def build_application(
         application.add_handler(CommandHandler(name, callback))
     application.add_handler(CommandHandler("learn", functools.partial(lessons.learn, handlers)))
     application.add_handler(CallbackQueryHandler(handlers.button))
+    application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, mover.service_message))
     application.add_handler(TypeHandler(Update, handlers.handled), group=1)  # after the handler
     return application, runtime
 

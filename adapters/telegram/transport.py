@@ -6,7 +6,9 @@ become the core's typed delivery errors: "message is not modified" is
 :class:`~bot.delivery._transport.NotModified`; a message not found or too old to edit is
 :class:`~bot.delivery._transport.MessageGone`; 403 is
 :class:`~bot.delivery._transport.Unreachable`; ``RetryAfter`` is
-:class:`~bot.delivery._transport.RateLimited`.
+:class:`~bot.delivery._transport.RateLimited`; ``ChatMigrated`` (a group upgraded to a supergroup) is
+:class:`ChatMoved`, a refusal for the lane, once :attr:`TelegramTransport.on_moved` has moved the chat's table
+(:mod:`adapters.telegram.moves`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
@@ -27,6 +29,15 @@ from bot.kernel import OutMessage
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
 _T = TypeVar("_T")
+
+
+class ChatMoved(Refused):
+    """Telegram refused a call: the group became the supergroup ``new_chat_id``. For the lane, a refusal (the
+    view is dropped); :attr:`TelegramTransport.on_moved` moved the table and sent what it must there."""
+
+    def __init__(self, new_chat_id: int, reason: str) -> None:
+        super().__init__(reason)
+        self.new_chat_id = new_chat_id
 
 
 def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
@@ -64,6 +75,8 @@ async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
         return await call()
     except RetryAfter as exc:
         raise RateLimited(_seconds(exc)) from exc
+    except ChatMigrated as exc:
+        raise ChatMoved(exc.new_chat_id, str(exc)) from exc
     except Forbidden as exc:
         raise Unreachable(str(exc)) from exc
     except BadRequest as exc:
@@ -83,6 +96,14 @@ class TelegramTransport:
     def __init__(self, bot: Bot) -> None:
         """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one)."""
         self.bot = bot
+        self.on_moved: Callable[[int, int, OutMessage], Awaitable[None]] | None = None
+        """Told of a post or edit refused because the chat moved (old id, new id, the view), before the call
+        fails with :class:`ChatMoved`."""
+
+    async def _moved(self, chat: str, moved: ChatMoved, message: OutMessage) -> None:
+        """A call for ``chat`` was refused because it moved: tell :attr:`on_moved` (the call still fails)."""
+        if self.on_moved is not None:
+            await self.on_moved(self._id(chat), moved.new_chat_id, message)
 
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is a Telegram key (``tg:<id>``)."""
@@ -97,6 +118,13 @@ class TelegramTransport:
 
     async def send(self, chat: str, message: OutMessage) -> str:
         """Post a new message (``sendDocument`` for a view with a file, its text the caption); its id."""
+        try:
+            return await self._send(chat, message)
+        except ChatMoved as moved:
+            await self._moved(chat, moved, message)
+            raise
+
+    async def _send(self, chat: str, message: OutMessage) -> str:
         if message.document is not None:
             return await self._send_document(chat, message, message.document)
         text, parse_mode = text_of(message)
@@ -121,15 +149,19 @@ class TelegramTransport:
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
         """Make a message show a view's text and buttons."""
         text, parse_mode = text_of(message)
-        await _call(
-            lambda: self.bot.edit_message_text(
-                text,
-                chat_id=self._id(chat),
-                message_id=int(message_id),
-                reply_markup=markup_of(message),
-                parse_mode=parse_mode,
+        try:
+            await _call(
+                lambda: self.bot.edit_message_text(
+                    text,
+                    chat_id=self._id(chat),
+                    message_id=int(message_id),
+                    reply_markup=markup_of(message),
+                    parse_mode=parse_mode,
+                )
             )
-        )
+        except ChatMoved as moved:  # (Telegram lets a bot edit its messages in an upgraded group: in case)
+            await self._moved(chat, moved, message)
+            raise
 
     async def clear_buttons(self, chat: str, message_id: str) -> None:
         """Remove a message's inline keyboard."""

@@ -115,20 +115,22 @@ return 1
 """
 
 # KEYS[1] the table's hash; ARGV[1] a chat's prefix of its fields ('{chat}:'). Deletes every field of the
-# chat's slots; returns the messages they named (each slot's message and its epochs' messages).
+# chat's slots; returns each slot and the message that showed it (slot, message, slot, message...).
 FORGET_CHAT = """
 local prefix = ARGV[1]
 local flat = redis.call('HGETALL', KEYS[1])
-local fields, messages = {}, {}
+local fields, shown = {}, {}
 for i = 1, #flat, 2 do
   local f = flat[i]
   if string.sub(f, 1, #prefix) == prefix then
     fields[#fields + 1] = f
-    local rest = string.sub(f, #prefix + 1)
-    local shown = not string.find(rest, '[:@]') or string.sub(rest, -2) == ':m'
-    if shown then messages[#messages + 1] = flat[i + 1] end
+    local slot = string.sub(f, #prefix + 1)
+    if not string.find(slot, '[:@]') then
+      shown[#shown + 1] = slot
+      shown[#shown + 1] = flat[i + 1]
+    end
   end
 end
 if #fields > 0 then redis.call('HDEL', KEYS[1], unpack(fields)) end
-return messages
+return shown
 """

@@ -149,9 +149,10 @@ class SurfaceStore(Protocol):
         """The newest view offered for the slot's epoch ``since``, its message, and the newest epoch."""
         ...
 
-    async def forget_chat(self, table: str, chat: str) -> list[str]:
+    async def forget_chat(self, table: str, chat: str) -> dict[str, str]:
         """Forget every slot of ``table`` in ``chat`` (a chat that moved to a new key: the table is posted
-        afresh there); the messages that showed them, for their buttons to go. Atomic; again, nothing."""
+        afresh there); the message that showed each slot, by slot (for its buttons to go). Atomic; done
+        again, it finds nothing."""
         ...
 
     async def pace(self, chat: str, interval: float) -> float:
@@ -272,12 +273,12 @@ class RedisSurfaces:
             )
         return Newest(int(version or 0), _text(view), _text(message_id), int(current or 0))
 
-    async def forget_chat(self, table: str, chat: str) -> list[str]:
+    async def forget_chat(self, table: str, chat: str) -> dict[str, str]:
         """One script on the table's hash: every field of the chat's slots goes."""
         key, local = self._hash(table, chat)
         with unavailable_errors():
             found = await self._forget_chat(keys=[key], args=[f"{local}:"])
-        return sorted({text for value in found if (text := _text(value)) is not None})
+        return {str(_text(found[i])): str(_text(found[i + 1])) for i in range(0, len(found), 2)}
 
     async def pace(self, chat: str, interval: float) -> float:
         """Book the next call on Redis's clock (one script, shared by every worker)."""

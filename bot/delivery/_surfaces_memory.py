@@ -133,14 +133,14 @@ class MemorySurfaces:
         epoch = state.epochs.get(since, _Epoch())
         return Newest(epoch.version, epoch.view, epoch.message_id, max(state.newest, 0))
 
-    async def forget_chat(self, table: str, chat: str) -> list[str]:
-        """Forget the chat's slots of the table; the messages they named."""
-        messages: set[str] = set()
+    async def forget_chat(self, table: str, chat: str) -> dict[str, str]:
+        """Forget the chat's slots of the table; the message that showed each."""
+        shown: dict[str, str] = {}
         for key in [k for k in self.slots if k[:2] == (table, chat)]:
             state = self.slots.pop(key)
-            found = [state.message_id, *(epoch.message_id for epoch in state.epochs.values())]
-            messages.update(m for m in found if m is not None)
-        return sorted(messages)
+            if state.message_id is not None:
+                shown[key[2]] = state.message_id
+        return shown
 
     async def pace(self, chat: str, interval: float) -> float:
         """Book the chat's next call."""

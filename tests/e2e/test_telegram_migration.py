@@ -11,6 +11,7 @@ supergroup with its language and its leaderboard.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import aiohttp
@@ -18,7 +19,14 @@ import pytest
 import telegram
 from telegram.error import ChatMigrated
 
-from .fake_telegram import ApiSpec, FakeTelegram
+from bot.app._chat_commands import LEADERBOARD_TITLE
+from bot.i18n import translator
+from bot.kernel import TableState, TableStatus
+from engine.hand_types import Phase
+from engine.match import Match
+
+from .conftest import RunningBot, Table, assert_clean, assert_one_live_keyboard_per_slot
+from .fake_telegram import ApiSpec, Call, FakeChat, FakeTelegram, StoredMessage
 from .fake_telegram_migration import ANONYMOUS_ADMIN, UPGRADED
 
 TOKEN = "123:MIGRATE"
@@ -124,3 +132,149 @@ async def test_service_messages_follow_allowed_updates_or_never_come(fake: FakeT
     assert body["result"] == []
     status, body = await post(tg, "sendMessage", chat_id=second.id, text="x")
     assert status == 400 and body["parameters"] == {"migrate_to_chat_id": supergroup.id}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The bot: python-telegram-bot against the fake server
+# ---------------------------------------------------------------------------------------------------------
+
+NAMES = ("Ane", "Brais", "Camille", "Dani")
+
+
+def upgraded(call: Call) -> bool:
+    """A call Telegram refused because its group became a supergroup."""
+    return call.description == UPGRADED
+
+
+async def table_in_a_basic_group(
+    tg: FakeTelegram, bot: RunningBot, *, lang: str, options: tuple[str, ...]
+) -> Table:
+    """Four people in a basic group, its language chosen, a game started (``options``: lobby codes)."""
+    group = tg.add_group("Mus", supergroup=False)
+    players = {seat: tg.add_user(NAMES[seat], language_code="es") for seat in range(4)}
+    table = Table(tg, bot, group, players=players)
+    for user in players.values():
+        tg.user_starts_bot(user)
+    await table.settle()
+    await table.command(players[0], f"/language {lang}")
+    await table.command(players[0], "/newgame")
+    lobby = table.lobby_message()
+    table.table_id = lobby.buttons[0][1].split(".")[0]  # type: ignore[union-attr]
+    for seat in (1, 2, 3):
+        await table.press(players[seat], lobby, f"{table.table_id}.L.seat{seat}")
+    for code in (*options, "start"):
+        await table.press(players[0], lobby, f"{table.table_id}.L.{code}")
+    return table
+
+
+def no_mus(state: TableState, match: Match, seat: int, codes: list[str]) -> str | None:
+    return "nomus" if "nomus" in codes else None
+
+
+def ordago_wanted(state: TableState, match: Match, seat: int, codes: list[str]) -> str | None:
+    if "ordago" in codes and "quiero" not in codes:
+        return "ordago"
+    return "quiero" if "quiero" in codes else no_mus(state, match, seat, codes)
+
+
+def in_grande(state: TableState, match: Match | None) -> bool:
+    return match is not None and match.hand is not None and match.hand.phase is Phase.GRANDE
+
+
+async def test_a_group_upgraded_mid_hand_plays_on_in_the_supergroup(
+    tg: FakeTelegram, bot: RunningBot
+) -> None:
+    """Mid-hand the group becomes a supergroup: the table is posted there in the chat's language, the hand
+    goes on to the end with presses on the new message, and the supergroup's leaderboard has the game."""
+    table = await table_in_a_basic_group(tg, bot, lang="gl", options=("o_mode",))
+    group = table.chat
+    await table.play(no_mus, until=in_grande)
+    old_table = table.table_message(1)
+    assert old_table.buttons
+
+    supergroup = tg.migrate_to_supergroup(group, by=table.players[0])
+    table.chat = supergroup
+    moved = await tg.wait_for(lambda: table.find_table_message(1), timeout=5.0)
+    state, _ = await table.state()
+    assert state.chat == f"tg:{supergroup.id}" and state.lang == "gl"
+    assert moved.text.splitlines()[0] == old_table.history[-2].text.splitlines()[0]  # the same table, in gl
+    await tg.wait_for(lambda: not old_table.buttons)  # the old group's message keeps no live button
+    assert_one_live_keyboard_per_slot(tg)
+
+    await table.play(ordago_wanted, until=lambda s, m: s.status is not TableStatus.PLAYING)
+    state, _ = await table.state()
+    assert state.status is TableStatus.FINISHED and state.hand_no == 1
+    gl = translator("gl")
+    assert any(t.startswith("🂡 ") for t in tg.group_texts(supergroup))  # the showdown, in the supergroup
+    assert not [t for t in tg.group_texts(group) if t.startswith("🂡 ")]
+    await table.command(table.players[1], "/leaderboard")
+    board = tg.bot_messages(supergroup)[-1].text
+    assert board.startswith(gl.gettext(LEADERBOARD_TITLE)), board
+    for seat in range(4):
+        assert re.search(rf"\d+\. {NAMES[seat]} · [\d.]+ · [01]/1 ", board), board
+
+    # Telegram told it twice; the bot believed it once Telegram confirmed the new id, and wrote nothing
+    # to the old group but that check (and edits of its old messages, which Telegram allows).
+    refused = [c for c in tg.rejected() if upgraded(c)]
+    assert refused and {c.method for c in refused} == {"sendChatAction"}, refused
+    assert not tg.calls("sendMessage", group.id, ok=True)[table_sends_before(tg, group, old_table) :]
+    assert_clean(tg, allowed=upgraded)
+
+
+def table_sends_before(tg: FakeTelegram, group: FakeChat, last: StoredMessage) -> int:
+    """How many messages the bot posted in ``group`` up to ``last``."""
+    return len(
+        [c for c in tg.calls("sendMessage", group.id, ok=True) if c.result["message_id"] <= last.message_id]
+    )
+
+
+async def test_an_upgrade_the_bot_missed_is_learnt_from_a_refused_post(
+    tg: FakeTelegram, bot: RunningBot
+) -> None:
+    """No service message reached the bot: play goes on on the old messages (Telegram lets the bot edit them)
+    until its next post is refused with the new id; then the showdown and the next hand's table appear in the
+    supergroup, and play goes on there."""
+    table = await table_in_a_basic_group(tg, bot, lang="fr", options=())
+    group = table.chat
+    await table.play(no_mus, until=in_grande)
+    supergroup = tg.migrate_to_supergroup(group, service_messages=False)
+    await table.play(until=lambda s, m: s.hand_no == 2)  # hand 1 on its old message
+    state, _ = await table.state()
+    assert state.chat == f"tg:{supergroup.id}" and state.lang == "fr"
+    table.chat = supergroup
+    await tg.wait_for(lambda: table.find_table_message(2))
+    showdowns = [t for t in tg.group_texts(supergroup) if t.startswith("🂡 ")]  # hand 1's, sent again there
+    assert len(showdowns) == 1 and not [t for t in tg.group_texts(group) if t.startswith("🂡 ")]
+    await table.play(until=lambda s, m: s.hand_no == 3 or s.status is not TableStatus.PLAYING, timeout=15.0)
+    assert table.find_table_message(2) is not None and not tg.bot_messages(group)[-1].buttons
+    assert_one_live_keyboard_per_slot(tg)
+    # The posts queued for the old group were refused (the showdown, hand 2's table): nothing else.
+    assert {c.method for c in tg.rejected() if upgraded(c)} == {"sendMessage"}
+    assert_clean(tg, allowed=upgraded)
+
+
+async def test_an_upgrade_telegram_does_not_confirm_moves_nothing(tg: FakeTelegram, bot: RunningBot) -> None:
+    """An update claiming that a group became some supergroup (forged, or of another group) moves nothing:
+    Telegram does not refuse the old id with that new one. The table plays on where it is."""
+    table = await table_in_a_basic_group(tg, bot, lang="en", options=("o_mode",))
+    group = table.chat
+    other = tg.add_group("Elsewhere")  # a supergroup that no group became
+    before = len(tg.calls())
+    tg._queue_update(
+        "message",
+        {
+            "message_id": tg.take_message_id(other),
+            "from": ANONYMOUS_ADMIN,
+            "sender_chat": other.to_api(),
+            "chat": other.to_api(),
+            "date": 0,
+            "migrate_from_chat_id": group.id,
+        },
+    )
+    await table.settle(before)
+    assert [c.method for c in tg.calls()[before:] if c.method != "getUpdates"] == ["sendChatAction"]
+    state, _ = await table.state()
+    assert state.chat == f"tg:{group.id}"
+    await table.play(ordago_wanted, until=lambda s, m: s.status is not TableStatus.PLAYING)
+    assert tg.bot_messages(other) == [] and any(t.startswith("🂡 ") for t in tg.group_texts(group))
+    assert_clean(tg)

@@ -124,8 +124,8 @@ async def test_the_first_message_of_a_hand_stays_and_shows_the_slot(surfaces: Su
 
 async def test_a_chat_that_moved_forgets_its_slots_and_names_their_messages(surfaces: SurfaceStore) -> None:
     """A chat moved to a new key (a group upgraded to a supergroup): every slot of the table in the old chat
-    is forgotten, and the messages that showed them are named (their buttons go); other chats, other tables,
-    a private hand and a chat whose id extends the old one's stay."""
+    is forgotten, and the message that shows each is named (its buttons go: an earlier hand's lost them
+    already); other chats, other tables, a private hand and a chat whose id extends the old one's stay."""
     t, old, new = "t0000001", "tg:-4001", "tg:-1004001"
     await surfaces.record(t, old, "table", "40", since=1, replacing=None)
     await surfaces.record(t, old, "table", "50", since=10, replacing=None)  # the next hand's message
@@ -134,11 +134,11 @@ async def test_a_chat_that_moved_forgets_its_slots_and_names_their_messages(surf
     for chat, slot, message in ((new, "table", "2"), ("tg:-40011", "table", "3"), ("tg:1", "hand", "9")):
         await surfaces.set(t, chat, slot, message)
     await surfaces.set("t0000002", old, "table", "60")
-    assert await surfaces.forget_chat(t, old) == ["40", "50", "7"]
+    assert await surfaces.forget_chat(t, old) == {"table": "50", "lobby": "7"}
     assert await surfaces.get(t, old, "table") is None and await surfaces.get(t, old, "lobby") is None
     offer = await surfaces.offer(t, old, "table", 12, "{}", since=10)  # as if nothing was ever posted
     assert (offer.accepted, offer.previous, offer.message_id) == (True, 0, None)
-    assert await surfaces.forget_chat(t, old) == []  # again: nothing left
+    assert await surfaces.forget_chat(t, old) == {}  # again: nothing left
     assert [
         await surfaces.get(t, c, s) for c, s in ((new, "table"), ("tg:-40011", "table"), ("tg:1", "hand"))
     ] == [
