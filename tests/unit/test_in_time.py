@@ -12,7 +12,9 @@ import asyncio
 
 import pytest
 import redis.exceptions
+from telegram import Update
 
+from adapters.telegram.arrival import TELEGRAM, ArrivalQueue, TimedUpdates, update_times
 from bot.ops import AnswerWindow, answer_in_time
 from bot.store import store_budget
 from bot.store._budget import store_time_left, within_budget
@@ -108,3 +110,22 @@ async def test_work_that_fails_after_answering_first_still_says_so() -> None:
     with pytest.raises(RuntimeError):
         await answer_in_time(failing(), now() + 0.01, answer_first)
     assert answered == [True]
+
+
+async def test_telegram_updates_are_timed_from_their_arrival_in_the_queue() -> None:
+    arrivals = ArrivalQueue()
+    update = Update(update_id=41)
+    await arrivals.put(update)
+    arrived = now()
+    await asyncio.sleep(0.3)  # waiting for a slot
+    seen: list[tuple[float | None, float]] = []
+
+    async def handlers() -> None:
+        seen.append((store_time_left(), update_times().answer_by))
+
+    processor = TimedUpdates(16, arrivals)
+    await processor.process_update(update, handlers())
+    ((left, answer_by),) = seen
+    assert left == pytest.approx(TELEGRAM.store - 0.3, abs=0.1)
+    assert answer_by == pytest.approx(arrived + TELEGRAM.store + TELEGRAM.margin, abs=0.1)
+    assert arrivals.arrival(update) == pytest.approx(now(), abs=0.05)  # forgotten once handled
