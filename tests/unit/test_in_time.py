@@ -9,11 +9,14 @@ The frozen-Redis tests (``tests/faults/test_frozen_redis_*.py``) time the whole 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 import redis.exceptions
 from telegram import Update
 
+from adapters.discord.timing import DISCORD, interaction_times
 from adapters.telegram.arrival import TELEGRAM, ArrivalQueue, TimedUpdates, update_times
 from bot.ops import AnswerWindow, answer_in_time
 from bot.store import store_budget
@@ -129,3 +132,14 @@ async def test_telegram_updates_are_timed_from_their_arrival_in_the_queue() -> N
     assert left == pytest.approx(TELEGRAM.store - 0.3, abs=0.1)
     assert answer_by == pytest.approx(arrived + TELEGRAM.store + TELEGRAM.margin, abs=0.1)
     assert arrivals.arrival(update) == pytest.approx(now(), abs=0.05)  # forgotten once handled
+
+
+async def test_discord_interactions_are_timed_from_their_creation() -> None:
+    created = datetime.now(UTC) - timedelta(seconds=1.0)  # the gateway took a second to bring it
+    times = interaction_times(SimpleNamespace(created_at=created))  # type: ignore[arg-type]
+    assert times.store_by == pytest.approx(now() + DISCORD.store - 1.0, abs=0.1)
+    assert times.answer_by == pytest.approx(now() + DISCORD.store + DISCORD.margin - 1.0, abs=0.1)
+    ahead = interaction_times(SimpleNamespace(created_at=datetime.now(UTC) + timedelta(seconds=5)))  # type: ignore[arg-type]
+    assert ahead.store_by == pytest.approx(now() + DISCORD.store, abs=0.1)  # a clock behind Discord's
+    stale = interaction_times(SimpleNamespace(created_at=created - timedelta(seconds=60)))  # type: ignore[arg-type]
+    assert stale.answer_by < now() < stale.store_by  # deferred at once, then a little store time
