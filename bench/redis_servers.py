@@ -81,9 +81,20 @@ class RedisServer:
         finally:
             await client.aclose()
 
+    def freeze(self) -> None:
+        """Stop it (SIGSTOP): its port still accepts connections, nothing answers."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let a frozen server go on (SIGCONT; harmless on one that is not frozen)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` (SIGKILL unless told) and wait; SIGKILL if it outlives 10 s."""
         if self.process is not None and self.process.poll() is None:
+            self.thaw()  # a frozen server would not see a SIGTERM
             self.process.send_signal(sig)
             try:
                 self.process.wait(timeout=10)

@@ -33,11 +33,11 @@ def _line_pattern(template: str) -> re.Pattern[str]:
 
 
 # The group table speaks the chat's language (Spanish unless changed), the private hand the person's: the
-# "Turn of {name}" and "Discard confirmed" lines are recognised in every language.
+# "{name}'s turn" and "Discard confirmed" lines are recognised in every language.
 TURN_LINES = [
     _line_pattern(translator(lang).gettext(text))
     for lang in LANGUAGES
-    for text in ("Turn of {name} (⏱ {s} s)", "Turn of {name}")
+    for text in ("{name}'s turn (⏱ {s} s)", "{name}'s turn")
 ]
 CONFIRMED = [translator(lang).gettext("Discard confirmed: waiting for your turn.") for lang in LANGUAGES]
 

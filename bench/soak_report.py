@@ -13,7 +13,7 @@ from typing import Any
 from bench.figures import most_within, ms, percentile
 from bench.procs import is_error, is_traceback, is_warning, unstamped
 from bench.soak_people import UNAVAILABLE, Press
-from bench.soak_run import ANSWER_TARGET, MACHINE_DELAY, NEXT_HAND_DELAY, Phase, Soak
+from bench.soak_run import ANSWER_TARGET, FROZEN_TARGET, MACHINE_DELAY, NEXT_HAND_DELAY, Phase, Soak
 from bench.soak_watch import STUCK_MARGIN
 from tests.e2e.fake_telegram import FakeTelegram
 
@@ -28,13 +28,14 @@ def phase_of(phases: list[Phase], t: float) -> str:
     return phases[0].name if phases else "?"
 
 
-def press_figures(tg: FakeTelegram, presses: list[Press]) -> dict[str, Any]:
-    """Presses made, answered, refused "store unavailable", unanswered, answered in time (%), p50/p99/max."""
+def press_figures(tg: FakeTelegram, presses: list[Press], target: float = ANSWER_TARGET) -> dict[str, Any]:
+    """Presses made, answered, refused "store unavailable", unanswered, answered within ``target`` (%),
+    p50/p99/max."""
     records = [tg.callbacks[p.query] for p in presses]
     answered = [r for r in records if r.answered and r.answered_at is not None]
     times = sorted(r.answered_at - r.created for r in answered)  # type: ignore[operator]
     unavailable = sum(1 for r in answered if (r.answer or {}).get("text") in UNAVAILABLE)
-    fast = sum(1 for t in times if t <= ANSWER_TARGET)
+    fast = sum(1 for t in times if t <= target)
     return {
         "n": len(records),
         "answered": len(answered),
@@ -54,6 +55,8 @@ def log_lines(log: Path, no_faults: bool) -> list[tuple[str, str]]:
         "setup": "setup",
         "play": "before the kill" if not no_faults else "play",
         "worker SIGKILL": "after the kill",
+        "Redis SIGSTOP": "Redis frozen",
+        "Redis SIGCONT": "after the thaw",
         "Redis SIGKILL": "Redis down",
         "Redis up again": "after Redis is back",
         "grace": "grace and stop",
@@ -159,6 +162,7 @@ def report(soak: Soak) -> None:
             for lag in worst
         )
     )
+    report_frozen(soak)
     report_memory(soak)
     report_log(soak)
     rejected = [c for c in tg.rejected() if c.method != "getUpdates"]
@@ -177,6 +181,21 @@ def report(soak: Soak) -> None:
             f"  unanswered: {p.kind} press {record.data!r} by {record.user.first_name} at "
             f"{p.created - start:.1f} s ({phase(p.created)})"
         )
+
+
+def report_frozen(soak: Soak) -> None:
+    """The presses made while Redis was frozen: each must be answered ("store unavailable"), in time."""
+    frozen = next((p for p in soak.phases if p.name == "Redis frozen"), None)
+    if frozen is None:
+        return
+    made = [p for p in soak.people.presses if frozen.start <= p.created < frozen.end]
+    f = press_figures(soak.tg, made, FROZEN_TARGET)
+    print(
+        f"  Redis frozen {frozen.end - frozen.start:.0f} s: {f['n']} presses, answered within "
+        f"{FROZEN_TARGET:g} s: {f['fast']:.1f}%, NEVER ANSWERED: {f['unanswered']} (must be 0); "
+        f"'store unavailable' {f['unavailable']}; answer time p50 {ms(f['p50'])} · p99 {ms(f['p99'])} · "
+        f"max {ms(f['max'])}"
+    )
 
 
 def report_memory(soak: Soak) -> None:

@@ -1,6 +1,6 @@
 """The run of bench/soak.py: the fake Bot API, Redis and the worker started, the people let loose, the faults
-injected on time (the worker killed, Redis killed and started again), then the grace and the stop; every
-process stopped in a ``finally``. What it saw is kept for bench/soak_report.py."""
+injected on time (the worker killed, Redis frozen then let go, Redis killed and started again), then the grace
+and the stop; every process stopped in a ``finally``. What it saw is kept for bench/soak_report.py."""
 
 from __future__ import annotations
 
@@ -29,8 +29,11 @@ MACHINE_DELAY = 0.2
 NEXT_HAND_DELAY = 0.5
 CATCH_WINDOW = 1.0
 REDIS_DOWN = 3.0
+REDIS_FROZEN = 10.0
 GRACE = 15.0
 ANSWER_TARGET = 1.0
+#: While Redis is frozen, a press must still be answered ("store unavailable") within this (issue 24's p99).
+FROZEN_TARGET = 2.5
 
 
 @dataclass
@@ -165,8 +168,9 @@ class Soak:
             await self.tg.stop()
 
     async def faults(self, worker: Worker, minutes: float) -> Worker:
-        """The play with its faults: at T/3 the worker killed and a new one started, at 2T/3 Redis killed
-        and started again ``REDIS_DOWN`` later; the worker serving at the end."""
+        """The play with its faults: at T/3 the worker killed and a new one started, at T/2 Redis frozen
+        (SIGSTOP) for ``REDIS_FROZEN`` seconds, at 2T/3 Redis killed and started again ``REDIS_DOWN`` later
+        (each fault after the one before it is over); the worker serving at the end."""
         await asyncio.sleep(minutes / 3)
         killed = self.tg.now()
         marker(self.log, "worker SIGKILL")
@@ -174,6 +178,16 @@ class Soak:
         self.events.append((killed, "worker SIGKILL"))
         worker = await self.start_worker()
         self.events.append((self.tg.now(), "new worker ready"))
+        await asyncio.sleep(max(0.0, self.play_start + minutes / 2 - self.tg.now()))
+        frozen = self.tg.now()
+        marker(self.log, "Redis SIGSTOP")
+        self.redis_server.freeze()
+        self.events.append((frozen, "Redis SIGSTOP"))
+        await asyncio.sleep(REDIS_FROZEN)
+        self.redis_server.thaw()
+        thawed = self.tg.now()
+        marker(self.log, "Redis SIGCONT")
+        self.events.append((thawed, "Redis SIGCONT"))
         await asyncio.sleep(max(0.0, self.play_start + 2 * minutes / 3 - self.tg.now()))
         down = self.tg.now()
         marker(self.log, "Redis SIGKILL")
@@ -189,7 +203,9 @@ class Soak:
         await asyncio.sleep(max(0.0, self.play_start + minutes - self.tg.now()))
         self.phases += [
             Phase("before the kill", self.play_start, killed),
-            Phase("after the kill", killed, down),
+            Phase("after the kill", killed, frozen),
+            Phase("Redis frozen", frozen, thawed),
+            Phase("after the thaw", thawed, down),
             Phase("Redis down", down, up),
             Phase("after Redis is back", up, self.tg.now()),
         ]

@@ -2,8 +2,9 @@
 
 No game logic lives here, only Discord's idiom for the core's outcomes:
 
-- Every interaction is answered once, within Discord's 3 s: when the work takes longer than
-  :attr:`DiscordHandlers.defer_after`, the interaction is deferred first and answered by a follow-up.
+- Every interaction is answered once, within Discord's 3 s from its creation: its store calls share one
+  budget from then (:mod:`adapters.discord.timing`), and when its work still runs at its answer time, it is
+  deferred first and answered by a follow-up. Remembering it as handled runs in the background.
 - A slash command's reply *is* the view it opened (a lobby, the leaderboard, the help) when there is one: the
   core's delivery adopts that message, so the table is then edited in place like any other. Refusals are
   ephemeral. The full rules asked in a server come ephemerally to the asker, section by section.
@@ -30,6 +31,7 @@ import discord
 
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.timing import DISCORD, interaction_times
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
 from bot.i18n import common as msg
@@ -42,9 +44,12 @@ from bot.kernel import (
     Outcome,
     OutMessage,
     ShowCards,
+    Token,
     UserRef,
     read_token,
 )
+from bot.ops import AnswerWindow, UpdateTimes, answer_in_time
+from bot.store import store_budget
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -73,24 +78,31 @@ class DiscordHandlers:
     sender: Delivery
     dms_closed: Callable[[str], bool] = lambda user_key: False
     """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
-    defer_after: float = 2.0
-    """Seconds of work after which an interaction is deferred (Discord drops an answer later than 3 s)."""
+    window: AnswerWindow = DISCORD
+    """How interactions are timed: their store budget and when they are deferred at the latest."""
     _in_flight: int = 0
     _idle: asyncio.Event = field(default_factory=asyncio.Event)
+    _remembering: set[asyncio.Task[None]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._idle.set()
 
-    @contextlib.contextmanager
-    def _handling(self) -> Iterator[None]:
+    def _begin(self) -> None:
         self._in_flight += 1
         self._idle.clear()
+
+    def _end(self) -> None:
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            self._idle.set()
+
+    @contextlib.contextmanager
+    def _handling(self) -> Iterator[None]:
+        self._begin()
         try:
             yield
         finally:
-            self._in_flight -= 1
-            if self._in_flight == 0:
-                self._idle.set()
+            self._end()
 
     @contextlib.asynccontextmanager
     async def _answering(
@@ -105,7 +117,23 @@ class DiscordHandlers:
                 log.exception("%s failed", what)
                 await self._internal_error(interaction, user)
             if delivered:
-                await self.service.chats.delivered(f"dc:interaction:{interaction.id}")
+                self._remember(f"dc:interaction:{interaction.id}")
+
+    def _remember(self, delivery_id: str) -> None:
+        """Remember an interaction as handled, in the background with the store client's own timeout (not
+        under the interaction's budget, which may be spent by now: a replay would then act twice); counted as
+        in flight, so that a graceful stop waits for it."""
+
+        async def remember() -> None:
+            try:
+                await self.service.chats.delivered(delivery_id)
+            finally:
+                self._end()
+
+        self._begin()
+        task = asyncio.create_task(remember())
+        self._remembering.add(task)
+        task.add_done_callback(self._remembering.discard)
 
     async def _first(self, interaction: discord.Interaction[Any]) -> bool:
         """Whether this interaction is delivered for the first time (a replay after a gateway resume, or to
@@ -122,18 +150,22 @@ class DiscordHandlers:
     # --- answering -----------------------------------------------------------------------------------
 
     async def _in_time(
-        self, interaction: discord.Interaction[Any], work: Awaitable[_T], *, command: bool
+        self, interaction: discord.Interaction[Any], work: Awaitable[_T], times: UpdateTimes, *, command: bool
     ) -> _T:
-        """Await ``work``; if it outlasts :attr:`defer_after`, defer the interaction meanwhile."""
-        task = asyncio.ensure_future(work)
-        done, _pending = await asyncio.wait({task}, timeout=self.defer_after)
-        if not done and not interaction.response.is_done():
+        """Await ``work`` (in this task: under the interaction's store budget); if it still runs at the
+        interaction's answer time, defer the interaction meanwhile."""
+
+        async def defer() -> None:
+            if interaction.response.is_done():
+                return
             with contextlib.suppress(discord.HTTPException):
                 if command:
                     await interaction.response.defer(ephemeral=True, thinking=True)
                 else:
                     await interaction.response.defer()
-        return await task
+
+        outcome, _deferred = await answer_in_time(work, times.answer_by, defer)
+        return outcome
 
     async def _say(self, interaction: discord.Interaction[Any], text: str, *, ephemeral: bool = True) -> None:
         """Answer with a text (a follow-up if the interaction was already answered or deferred)."""
@@ -179,15 +211,17 @@ class DiscordHandlers:
     async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
         """Run a slash command's work and answer it; never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
-        if not await self._first(interaction):
-            return
-        async with self._answering(interaction, user, "slash command", delivered=True):
-            refused = await self.service.chats.admit(chat, user)
-            if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
-                await self._say(interaction, refused.answer or DONE)
+        times = interaction_times(interaction, self.window)
+        with store_budget(times.store_by):
+            if not await self._first(interaction):
                 return
-            outcome = await self._in_time(interaction, work(chat, user), command=True)
-            await self._answer_command(interaction, chat, user, outcome)
+            async with self._answering(interaction, user, "slash command", delivered=True):
+                refused = await self.service.chats.admit(chat, user)
+                if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
+                    await self._say(interaction, refused.answer or DONE)
+                    return
+                outcome = await self._in_time(interaction, work(chat, user), times, command=True)
+                await self._answer_command(interaction, chat, user, outcome)
 
     async def _answer_command(
         self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
@@ -226,23 +260,31 @@ class DiscordHandlers:
     async def press(self, interaction: discord.Interaction[Any], data: str) -> None:
         """A press on one of our components (or a forged one): call the service, always answer."""
         user, chat = user_ref(interaction), chat_ref(interaction)
-        if not await self._first(interaction):
-            return
-        async with self._answering(interaction, user, "button press", delivered=True):
-            token = read_token(data)  # parsed once, here: the service and the answer below use it
-            pressed = self.service.press(user, token, chat)
-            outcome = await self._in_time(interaction, pressed, command=False)
-            if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
-                self.sender.deliver(outcome.messages)
-                await self._show_cards(interaction, user, token.table, outcome)
-            elif token is not None and isinstance(token.command, LessonChoice | OpenLesson):
-                from adapters.discord import lessons  # (it builds on this module)
+        times = interaction_times(interaction, self.window)
+        with store_budget(times.store_by):
+            if not await self._first(interaction):
+                return
+            async with self._answering(interaction, user, "button press", delivered=True):
+                token = read_token(data)  # parsed once, here: the service and the answer below use it
+                pressed = self.service.press(user, token, chat)
+                outcome = await self._in_time(interaction, pressed, times, command=False)
+                await self._answer_token(interaction, user, token, outcome)
 
-                await lessons.answer_press(self, interaction, user, outcome)
-            elif token is not None and isinstance(token.command, OpenHand) and not token.command.here:
-                await self._show_story(interaction, user, outcome)
-            else:
-                await self._answer_press(interaction, user, outcome)
+    async def _answer_token(
+        self, interaction: discord.Interaction[Any], user: UserRef, token: Token | None, outcome: Outcome
+    ) -> None:
+        """Answer a press, as its kind of button wants."""
+        if token is not None and isinstance(token.command, ShowCards) and outcome.ok:
+            self.sender.deliver(outcome.messages)
+            await self._show_cards(interaction, user, token.table, outcome)
+        elif token is not None and isinstance(token.command, LessonChoice | OpenLesson):
+            from adapters.discord import lessons  # (it builds on this module)
+
+            await lessons.answer_press(self, interaction, user, outcome)
+        elif token is not None and isinstance(token.command, OpenHand) and not token.command.here:
+            await self._show_story(interaction, user, outcome)
+        else:
+            await self._answer_press(interaction, user, outcome)
 
     async def _show_cards(
         self, interaction: discord.Interaction[Any], user: UserRef, table_id: str, pressed: Outcome

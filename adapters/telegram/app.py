@@ -27,6 +27,7 @@ from telegram.ext import (
 )
 
 from adapters.telegram import lessons
+from adapters.telegram.arrival import ArrivalQueue, TimedUpdates
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
@@ -73,6 +74,7 @@ class TelegramRuntime:
         """Stop the deadline loop, if this runtime runs one, and the sender."""
         if self.deadlines is not None:
             await self.deadlines.stop()
+        await self.handlers.marked()  # the last updates remembered as handled
         with contextlib.suppress(TimeoutError):
             await self.sender.flush(timeout=5.0)  # let the last views out
         await self.sender.close()
@@ -101,8 +103,10 @@ def build_application(
     if rate_limiter:
         # Telegram's limits per group and per bot, with no bot-wide pause on a 429 (see rate_limit.py).
         builder = builder.rate_limiter(ChatRateLimiter())
-    # Updates are handled concurrently; the store's compare-and-set keeps every table consistent.
-    builder = builder.concurrent_updates(16)
+    # Updates are handled concurrently; the store's compare-and-set keeps every table consistent. Each is
+    # timed from its arrival in the queue: one store budget, an answer in time (see arrival.py).
+    arrivals = ArrivalQueue()
+    builder = builder.update_queue(arrivals).concurrent_updates(TimedUpdates(16, arrivals))
     application = builder.build()
     transport = TelegramTransport(application.bot)
     sender = Delivery(

@@ -5,19 +5,25 @@ user who never opened it, so a seat press by such a user is answered with a deep
 (``t.me/<bot>?start=<payload>``) that seats them when they open the bot, and ``/rules full`` asked in a group
 by such a user is answered there with a link that sends the rules when they open the bot. ("My cards" needs
 no link: its answer is an alert, which reaches anyone.)
+
+Every update is handled under one time budget from its arrival (:mod:`adapters.telegram.arrival`): a press is
+answered by its answer time even if its work still runs (silently: its views follow through the lanes), and
+marking an update handled runs afterwards in the background (see :meth:`TelegramHandlers.handled`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from telegram import Update
+from telegram import CallbackQuery, Update
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 from telegram.helpers import create_deep_linked_url
 
+from adapters.telegram.arrival import update_times
 from adapters.telegram.ids import chat_ref, user_ref
 from bot.app import Service, leaderboard_scope, wants_full_rules
 from bot.delivery import Delivery, SurfaceStore
@@ -38,6 +44,7 @@ from bot.kernel import (
     read_token,
     rules_link_text,
 )
+from bot.ops import answer_in_time
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -60,6 +67,8 @@ class TelegramHandlers:
     sender: Delivery
     surfaces: SurfaceStore
     bot_username: str
+    _marking: set[asyncio.Task[None]] = field(default_factory=set)
+    """Updates being remembered as handled, in the background."""
 
     def deep_link(self, payload: str) -> str:
         """``https://t.me/<bot>?start=<payload>``."""
@@ -120,8 +129,18 @@ class TelegramHandlers:
             raise ApplicationHandlerStop
 
     async def handled(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """After every handler: the update is remembered as handled."""
-        await self.service.chats.delivered(self._delivery_id(update, context))
+        """After every handler: the update is remembered as handled — in the background, with the store
+        client's own timeout. Not under the update's budget: it may be spent by now (a slow update), and the
+        mark would fail at once, so that a retried webhook update acted twice; and not inline with the
+        client's timeout, which on a frozen Redis would hold one of the Application's update slots."""
+        marking = asyncio.create_task(self.service.chats.delivered(self._delivery_id(update, context)))
+        self._marking.add(marking)
+        marking.add_done_callback(self._marking.discard)
+
+    async def marked(self, timeout: float = 5.0) -> None:
+        """Wait (up to ``timeout`` s) until the updates handled so far are remembered (a graceful stop)."""
+        if self._marking:
+            await asyncio.wait(set(self._marking), timeout=timeout)
 
     @staticmethod
     def _delivery_id(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str:
@@ -245,10 +264,24 @@ class TelegramHandlers:
     # --- buttons -------------------------------------------------------------------------------------
 
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Every inline button: call the service, then always answer the callback query."""
+        """Every inline button: call the service, then always answer the callback query, once, by the
+        update's answer time (if the work still runs then, silently: its views follow through the lanes)."""
         query = update.callback_query
         if query is None:
             return
+
+        async def answer_first() -> None:
+            await self._answer(query, None, False, None)
+
+        pressed = self._pressed(query)
+        (answer, alert, url), early = await answer_in_time(pressed, update_times().answer_by, answer_first)
+        if early:
+            log.info("a press was answered before its work was done: %s", answer)
+        else:
+            await self._answer(query, answer, alert, url)
+
+    async def _pressed(self, query: CallbackQuery) -> tuple[str | None, bool, str | None]:
+        """Run a press and hand its views to the sender; its answer (text, alert, link). Never raises."""
         user = user_ref(query.from_user)
         answer: str | None = None
         alert = False
@@ -267,6 +300,10 @@ class TelegramHandlers:
         except Exception:  # the callback is answered whatever happens
             log.exception("button press failed")
             answer = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
+        return answer, alert, url
+
+    @staticmethod
+    async def _answer(query: CallbackQuery, answer: str | None, alert: bool, url: str | None) -> None:
         try:
             await query.answer(text=(answer or None) and answer[:200], show_alert=alert, url=url)
         except TelegramError as exc:

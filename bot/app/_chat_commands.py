@@ -6,6 +6,7 @@ leaderboard); :class:`bot.app._service.Service` inherits these commands, so adap
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Sequence
 
@@ -17,10 +18,14 @@ from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections, rules_summary
 from bot.kernel import ChatRef, Outcome, OutMessage, UserRef, clean_name, isolate, measured_command
 from bot.leaderboard import GLOBAL_SCOPE
-from bot.store import StoreUnavailable
+from bot.store import StoreUnavailable, store_budget
 from bot.table import lang_for, say
 
 _ = N_
+
+#: Seconds the act-once check may take (within the update's own budget): it is a guard against a rare
+#: duplicate, and must not spend the time the update's answer needs when Redis does not answer.
+FIRST_DELIVERY_BOUND = 0.25
 
 RULES_SENT_PRIVATELY = _("📖 I sent you the full rules in our private chat.")
 SLOW_DOWN = _("Slow down, please: too many commands at once. Try again in a few seconds.")
@@ -83,10 +88,11 @@ class ChatCommands:
 
     async def first_delivery(self, delivery_id: str) -> bool:
         """Whether a platform's update or interaction (``tg:update:123``) is delivered for the first time:
-        a second delivery of it is ignored. If the store cannot tell, it is acted on (a rare duplicate is
-        better than a lost move)."""
+        a second delivery of it is ignored. If the store cannot tell within :data:`FIRST_DELIVERY_BOUND`, it
+        is acted on (a rare duplicate is better than a lost move)."""
         try:
-            return await self.deps.once.first(delivery_id)
+            with store_budget(asyncio.get_running_loop().time() + FIRST_DELIVERY_BOUND):
+                return await self.deps.once.first(delivery_id)
         except StoreUnavailable:
             return True
 

@@ -6,13 +6,16 @@ health checks and the sweep that re-arms lost deadlines.
   production :func:`redis_service` and the process's :class:`DeadlineLoop` (with the outbox of views for
   other platforms' processes);
 * :mod:`bot.ops._health` — :class:`HealthServer` (``/healthz``, ``/readyz``, ``/metrics``);
-* :mod:`bot.ops._sweep` — :class:`DeadlineSweep`, :class:`OutageLog`.
+* :mod:`bot.ops._sweep` — :class:`DeadlineSweep`, :class:`OutageLog`;
+* :mod:`bot.ops._in_time` — answering an update in time: :class:`AnswerWindow` (its store budget and its
+  answer time, from its arrival) and :func:`answer_in_time`.
 
 The top floor: it may import every other package of the bot core; none imports it.
 """
 
 from bot.ops._bootstrap import App, DeadlineLoop, SettingRefused, StartupError, build_app, musbot_version
 from bot.ops._health import HealthServer
+from bot.ops._in_time import AnswerWindow, UpdateTimes, answer_in_time
 from bot.ops._settings import (
     Settings,
     SettingsInvalid,
@@ -25,6 +28,7 @@ from bot.ops._settings import (
 )
 
 __all__ = [
+    "AnswerWindow",
     "App",
     "DeadlineLoop",
     "HealthServer",
@@ -32,6 +36,8 @@ __all__ = [
     "Settings",
     "SettingsInvalid",
     "StartupError",
+    "UpdateTimes",
+    "answer_in_time",
     "build_app",
     "data_dir_problem",
     "env_config",

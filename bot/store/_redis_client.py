@@ -2,6 +2,8 @@
 
 * :data:`AnyRedis` — one server (``redis.asyncio.Redis``: the embedded one or a real one) or a Redis Cluster
   (``redis.asyncio.cluster.RedisCluster``); :func:`is_cluster` tells them apart.
+* :class:`BudgetedRedis` and :class:`BudgetedRedisCluster` — the clients the bot makes: each command also
+  ends by the budget of the update that sends it (:mod:`bot.store._budget`).
 * :func:`client_for_url` and :func:`client_options` — a client for ``REDIS_URL`` (a cluster for the
   :data:`CLUSTER_SCHEMES`), with short timeouts (:data:`CLIENT_TIMEOUT`) and no retry.
 * :func:`unavailable_errors` — connection-level failures become :class:`~bot.store._ports.StoreUnavailable`.
@@ -25,12 +27,15 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 
 from bot.kernel import STORE_ERRORS
+from bot.store._budget import within_budget
 from bot.store._ports import StoreUnavailable
 
 __all__ = [
     "CLIENT_TIMEOUT",
     "CLUSTER_SCHEMES",
     "AnyRedis",
+    "BudgetedRedis",
+    "BudgetedRedisCluster",
     "as_text",
     "client_for_url",
     "client_options",
@@ -44,8 +49,8 @@ __all__ = [
 AnyRedis: TypeAlias = Redis | RedisCluster
 """The clients the Redis stores accept: one server, or a Redis Cluster."""
 
-#: Seconds a command (or a connection attempt) may take before the store counts as unavailable: a frozen
-#: Redis must turn into a quick "try again" answer, within the chat platforms' windows for answering.
+#: Seconds a command (or a connection attempt) may take before the store counts as unavailable, when no
+#: update's budget bounds it sooner (:mod:`bot.store._budget`): background work (deadlines, delivery lanes).
 CLIENT_TIMEOUT = 2.0
 
 #: ``REDIS_URL`` schemes that name a Redis Cluster (any node of it): ``redis+cluster://host:port/0``, and
@@ -90,6 +95,23 @@ def unavailable_errors() -> Iterator[None]:
         raise StoreUnavailable(f"Redis is unavailable: {exc}") from exc
 
 
+class BudgetedRedis(Redis):
+    """A client of one server whose commands end by the budget of the update sending them, if any."""
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        """Run one command (every command method and script comes here), within the update's budget."""
+        command = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]  # (redis-py)
+        return await within_budget(command)
+
+
+class BudgetedRedisCluster(RedisCluster):
+    """A Redis Cluster client whose commands end by the budget of the update sending them, if any."""
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """Run one command on its node, within the update's budget."""
+        return await within_budget(super().execute_command(*args, **kwargs))
+
+
 def is_cluster(client: AnyRedis) -> bool:
     """Whether ``client`` talks to a Redis Cluster (the stores then use the cluster layout)."""
     return isinstance(client, RedisCluster)
@@ -110,15 +132,17 @@ def client_options() -> dict[str, Any]:
 
 
 def client_for_url(url: str, **options: Any) -> AnyRedis:
-    """A client for ``url`` (not connected yet): a ``RedisCluster`` for the :data:`CLUSTER_SCHEMES`, else a
-    ``Redis``. ``ValueError`` if the URL cannot be used."""
+    """A client for ``url`` (not connected yet): a :class:`BudgetedRedisCluster` for the
+    :data:`CLUSTER_SCHEMES`, else a :class:`BudgetedRedis`. ``ValueError`` if the URL cannot be used."""
     scheme, sep, rest = url.partition("://")
     if sep and scheme.lower() in CLUSTER_SCHEMES:
         try:
-            return RedisCluster.from_url(f"{scheme.lower().removesuffix('+cluster')}://{rest}", **options)
+            return BudgetedRedisCluster.from_url(
+                f"{scheme.lower().removesuffix('+cluster')}://{rest}", **options
+            )
         except redis.exceptions.RedisClusterException as exc:  # a database other than 0, a unix socket
             raise ValueError(str(exc)) from exc
-    return Redis.from_url(url, **options)
+    return BudgetedRedis.from_url(url, **options)
 
 
 def as_text(value: Any) -> str:

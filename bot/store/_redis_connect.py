@@ -19,7 +19,7 @@ from redis.asyncio import Redis as AsyncRedis
 
 from bot.store._embedded import EmbeddedRedis
 from bot.store._ports import StoreUnavailable
-from bot.store._redis_client import AnyRedis, client_for_url, client_options
+from bot.store._redis_client import AnyRedis, BudgetedRedis, client_for_url, client_options
 
 __all__ = ["connect"]
 
@@ -99,7 +99,7 @@ async def connect(
         await asyncio.to_thread(server.start)
         url = server.url
         try:
-            client = AsyncRedis.from_url(url, **settings)
+            client = BudgetedRedis.from_url(url, **settings)
         except BaseException:
             await asyncio.to_thread(server.stop)
             raise

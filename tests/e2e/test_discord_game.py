@@ -14,6 +14,7 @@ from adapters.discord.app import DiscordRuntime
 from bot.app import Service
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import TableState, TableStatus
+from bot.ops import AnswerWindow
 from bot.table import FlowSettings
 from engine.hand_types import Phase
 from engine.match import Match
@@ -294,7 +295,8 @@ async def test_slow_work_is_deferred_and_still_answered(
     runtime = await start_discord_bot(dc, service, guild_ids=[guild.id])
     discord_bots.append(runtime)
     table = await new_table(dc, runtime, channel, guild, humans=2)
-    runtime.client.handlers.defer_after = 0.05
+    # Deferred 0.05 s after each interaction's creation, however long its store calls may take.
+    runtime.client.handlers.window = AnswerWindow(store=1.5, least=0.4, margin=0.5, latest=0.05)
     press, new_table_ = service.press, service.new_table
 
     async def slow_press(*args, **kwargs):  # type: ignore[no-untyped-def]
