@@ -62,6 +62,8 @@ class Pending:
     message: OutMessage
     kind: Kind = ViewCall.DRAW
     attempts: int = 0
+    queued: float = 0.0
+    """When the lane queued it (by the delivery's clock): an answer waits for the game's calls that long."""
 
     @property
     def sends(self) -> bool:

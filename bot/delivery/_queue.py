@@ -9,8 +9,9 @@ of them. What the drawer says comes next (a view shown again, buttons to remove,
 
 The worker takes the calls in order, with two exceptions (:meth:`Lane.next_call`): a new message over the
 chat's budget waits while the calls behind it go (:mod:`bot.delivery._budget`), and the game's calls (its
-views, in their order) go before answers — every other call at least, while both wait, so that neither holds
-up the other: a table edit waits at most one answer, an answer at most one of the game's calls.
+views, in their order) go before answers — an answer waits for them :data:`ANSWER_PATIENCE` seconds at most,
+then goes next, but never two answers in a row while the game has a call to make: a table edit waits behind
+one answer at most, and a game that never stops calling cannot silence a chat.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from bot.kernel import KEPT_SLOTS, OutMessage
 COALESCING_SLOTS = KEPT_SLOTS
 #: Messages of other slots (answers, notices, rules…) a lane holds at most; more are dropped.
 MAX_PENDING_NOTICES = 20
+#: Seconds an answer lets the game's calls go first; then it goes next.
+ANSWER_PATIENCE = 3.0
 #: The longest a worker waits for a budget before it looks again (a cap: the wait is exact otherwise).
 _LONGEST_WAIT = 60.0
 
@@ -48,8 +51,8 @@ class Lane:
     answers: RecentAnswers = field(default_factory=lambda: RecentAnswers(0.0))
     pending: list[Pending] = field(default_factory=list)
     last_call: float = -1e9
-    game_went_last: bool = False
-    """The lane's last call was the game's: an answer that may go goes next."""
+    answered_last: bool = False
+    """The lane's last call was an answer's: the game's next call goes first, however long answers wait."""
     worker: asyncio.Task[None] | None = None
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -78,16 +81,18 @@ class Lane:
             return "duplicates"  # the same notice twice in a queue says nothing more
         if sum(p.message.slot not in COALESCING_SLOTS for p in self.pending) >= MAX_PENDING_NOTICES:
             return "dropped"  # a flooded chat gets the first ones, not an ever-growing backlog
-        self.pending.append(Pending(message))
+        self.pending.append(Pending(message, queued=now))
         return None
 
     def next_call(self, now: float, shown: ShownCache) -> Pending | float:
-        """The call to make now: the game's first, or the first answer (each in its order; the answer if the
-        game's went last), whichever may go — else the seconds until a new message fits the budget (which
-        calls post one, this worker's cache of what it drew says: ``shown``)."""
+        """The call to make now: the game's first, or the first answer (each in its order; the answer first
+        once it waited :data:`ANSWER_PATIENCE`, unless an answer went last), whichever may go — else the
+        seconds until a new message fits the budget (which calls post one, this worker's cache of what it
+        drew says: ``shown``)."""
         game = next((p for p in self.pending if is_game(p.message)), None)
         answer = next((p for p in self.pending if not is_game(p.message)), None)
-        first, second = (answer, game) if self.game_went_last else (game, answer)
+        impatient = answer is not None and not self.answered_last and now - answer.queued >= ANSWER_PATIENCE
+        first, second = (answer, game) if impatient else (game, answer)
         waits = []
         for item in (first, second):
             if item is None:
@@ -101,7 +106,7 @@ class Lane:
 
     def called(self, item: Pending, *, posts: int, at: float) -> None:
         """The worker made ``item``'s call at ``at``, which posted ``posts`` new messages."""
-        self.game_went_last = is_game(item.message)
+        self.answered_last = not is_game(item.message)
         for _ in range(posts):
             self.budget.spend(at)
             self.answers.posted(item.message, at)

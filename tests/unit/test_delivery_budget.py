@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY
 from test_delivery import ANE, GROUP, FakeTransport, table_view
 
 from bot.delivery import Delivery, NewMessages, RateLimited
+from bot.delivery import _queue as queue
 from bot.delivery._budget import PostBudget
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import OutMessage
@@ -184,18 +185,29 @@ async def test_table_edits_never_wait_behind_answers_over_the_budget(
     await delivery.close()
 
 
-async def test_the_game_and_answers_take_turns(platform: FakeTransport, surfaces: MemorySurfaces) -> None:
+async def test_the_game_goes_first_and_an_answer_waits_for_it_a_bounded_time(
+    platform: FakeTransport, surfaces: MemorySurfaces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(queue, "ANSWER_PATIENCE", 0.3)
     delivery = Delivery(platform, surfaces, min_interval=0.05)
     delivery.deliver([table_view("turn 1", fresh=True)])
     await delivery.flush()
-    delivery.deliver([answer(slot, slot) for slot in ("help", "leaderboard", "rules")])
-    delivery.deliver([table_view("turn 2")])
-    await asyncio.sleep(0.01)
-    delivery.deliver([table_view("turn 3")])  # the state moved on while the lane waited its turn
+    loop = asyncio.get_running_loop()
+    asked = loop.time()
+    delivery.deliver([answer("help", "help"), answer("rules", "rules")])
+    delivery.deliver([table_view("turn 2")])  # a press: its edit goes before the answers waiting
+    for turn in range(3, 15):  # and the game keeps calling, a new state every call
+        await asyncio.sleep(0.05)
+        delivery.deliver([table_view(f"turn {turn}")])
     await delivery.flush()
-    # The table's edit waits one answer at most (not three), and its newest state is what it shows.
-    assert platform.kinds(GROUP) == ["send", "send", "edit", "send", "send"]
-    assert texts(platform) == ["turn 3", "help", "leaderboard", "rules"]
+    kinds = [(kind, at) for kind, c, at in platform.calls if c == GROUP][1:]
+    assert kinds[0][0] == "edit" and kinds[0][1] - asked < 0.1
+    (_, help_at), (_, rules_at) = [(k, at) for k, at in kinds if k == "send"]
+    assert 0.3 <= help_at - asked < 0.45  # its patience, then the next call, though the game still calls
+    # The other answer waited as long, but never two answers in a row: the game's call goes in between.
+    assert [k for k, at in kinds if help_at <= at <= rules_at] == ["send", "edit", "send"]
+    assert any(k == "edit" and at > rules_at for k, at in kinds)
+    assert texts(platform) == ["turn 14", "help", "rules"]
     await delivery.close()
 
 
@@ -221,8 +233,10 @@ async def test_a_refused_post_holds_the_chats_posts_not_its_edits(
     delivery.deliver([table_view("turn 1", fresh=True)])
     await delivery.flush()
     platform.fail_next.append(RateLimited(0.4))  # the group took too many messages
-    delivery.deliver([answer("help", "help"), table_view("turn 2")])
-    await asyncio.sleep(0.1)
+    delivery.deliver([answer("help", "help")])
+    await asyncio.sleep(0.05)
+    delivery.deliver([table_view("turn 2")])
+    await asyncio.sleep(0.05)
     assert texts(platform) == ["turn 2"]  # the edit went on; the answer waits the 0.4 s
     delivery.deliver([answer("leaderboard", "leaderboard"), table_view("turn 3", fresh=True)])
     await asyncio.sleep(0.1)
