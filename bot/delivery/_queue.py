@@ -79,7 +79,8 @@ class Lane:
                     return "duplicates" if replaced == message else "coalesced"
         elif any(isinstance(p.kind, ViewCall) and p.message == message for p in self.pending):
             return "duplicates"  # the same notice twice in a queue says nothing more
-        if sum(p.message.slot not in COALESCING_SLOTS for p in self.pending) >= MAX_PENDING_NOTICES:
+        notices = sum(p.message.slot not in COALESCING_SLOTS for p in self.pending)
+        if message.slot not in COALESCING_SLOTS and notices >= MAX_PENDING_NOTICES:
             return "dropped"  # a flooded chat gets the first ones, not an ever-growing backlog
         self.pending.append(Pending(message, queued=now))
         return None

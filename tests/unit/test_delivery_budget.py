@@ -313,3 +313,16 @@ async def test_a_lane_whose_budget_remembers_posts_is_not_forgotten(
     await asyncio.sleep(0.05)
     assert texts(platform) == ["help", "rules"]  # (still waiting for the window)
     await delivery.close()
+
+
+async def test_a_lane_full_of_answers_still_takes_the_games_new_messages(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    from bot.delivery._queue import MAX_PENDING_NOTICES
+
+    delivery = Delivery(platform, surfaces, min_interval=10.0)
+    delivery.deliver([answer("answer", f"reply {n}") for n in range(MAX_PENDING_NOTICES + 5)])
+    assert delivery.stats["dropped"] == 5  # the lane holds as many answers as it may
+    delivery.deliver([table_view("hand 2", fresh=True)])  # a new hand's table is never dropped
+    assert [p.message.text for p in delivery._lanes[GROUP].pending][-1] == "hand 2"
+    await delivery.close()
