@@ -325,7 +325,7 @@ class Delivery:
                 made = self._counted.made(lane.chat_id)
                 if made.calls:
                     lane.last_call = started
-                    lane.called(item, posts=made.sends, at=self.clock())
+                    lane.called(item, posted=made.sends, at=self.clock())
                 if retry is not None and made.posting:  # a new message refused: only the posts wait
                     lane.budget.refuse_until(self.clock() + retry)
                 elif retry is not None:

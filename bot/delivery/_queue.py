@@ -105,10 +105,10 @@ class Lane:
             waits.append(wait)
         return min([*waits, _LONGEST_WAIT])
 
-    def called(self, item: Pending, *, posts: int, at: float) -> None:
-        """The worker made ``item``'s call at ``at``, which posted ``posts`` new messages."""
+    def called(self, item: Pending, *, posted: int, at: float) -> None:
+        """The worker made ``item``'s call at ``at``, which posted ``posted`` new messages."""
         self.answered_last = not is_game(item.message)
-        for _ in range(posts):
+        for _ in range(posted):
             self.budget.spend(at)
             self.answers.posted(item.message, at)
 
