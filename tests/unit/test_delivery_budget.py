@@ -112,6 +112,24 @@ async def test_only_answers_coalesce_the_game_and_private_views_are_all_sent(
     await delivery.close()
 
 
+async def test_answers_told_apart_by_their_text_or_their_file_are_each_posted(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    delivery = Delivery(platform, surfaces, min_interval=0.2)  # everything waits behind the first call
+    delivery.deliver([answer("help", "help")])
+    await asyncio.sleep(0.01)
+    export = [
+        OutMessage(slot="export", text="hand 3", chat=GROUP, fresh=True, document=(f"hand3.{kind}", kind))
+        for kind in ("json", "txt")
+    ]
+    stats = [answer("stats", "Ane: 3 games"), answer("stats", "Bo: 1 game"), answer("stats", "Ane: 3 games")]
+    delivery.deliver([*export, *stats])
+    await delivery.flush()
+    assert texts(platform) == ["help", "hand 3", "hand 3", "Ane: 3 games", "Bo: 1 game"]
+    assert delivery.stats["duplicates"] == 1 and delivery.stats["coalesced"] == 0
+    await delivery.close()
+
+
 async def test_an_answer_the_chat_just_got_is_not_posted_again(
     platform: FakeTransport, surfaces: MemorySurfaces
 ) -> None:
