@@ -18,10 +18,10 @@ Five phases:
    kind and the processing latency per update — from the moment the fake server queues the update (a
    button press) to the end of the last API call it caused (callback answer, edits, sends), p50/p99/max.
    Each press waits for the previous one to be fully delivered, so every call after a press belongs to it.
-2. **Pacing** (``--paced-hands``, default 1): production delivery (``min_interval=1.0`` per chat and PTB's
-   ``AIORateLimiter``), players pressing as soon as the buttons they need are on their screen. Printed: the
-   most calls any one chat received within one second (sliding window, as the fake server timed them) and the
-   shortest gap between two calls to the same chat.
+2. **Pacing** (``--paced-hands``, default 1): production delivery (``min_interval=1.0`` per chat, the group's
+   budget and ``ChatRateLimiter``), players pressing as soon as the buttons they need are on their screen.
+   Printed: the most calls any one chat received within one second (sliding window, as the fake server timed
+   them) and the shortest gap between two calls to the same chat.
 
 3. **Solo** (``--solo-hands``, default 5): ``/newgame`` in a private chat, Start, one person against the
    machines. Printed: private messages, edits and removed keyboards per hand.
@@ -255,7 +255,7 @@ async def pacing(hands: int, seed: int) -> None:
         worst, shortest, chats = per_chat_rates(calls)
         group_calls = counts["group sends"] + counts["group edits"]
         print(
-            f"phase 2 — production pacing (min_interval=1.0 s per chat, AIORateLimiter): {played} hand(s), "
+            f"phase 2 — production pacing (min_interval=1.0 s per chat, ChatRateLimiter): {played} hand(s), "
             f"{table.presses} presses, {elapsed:.1f} s wall"
         )
         print(
