@@ -1,6 +1,7 @@
 """Telegram adapter benchmark: a 4-human group game through the real Application; prints figures only.
 
-    python bench/telegram.py [--hands N] [--paced-hands N] [--solo-hands N] [--mixed-hands N] [--seed N]
+    python bench/telegram.py [--hands N] [--paced-hands N] [--solo-hands N] [--mixed-hands N]
+                             [--noisy-hands N] [--seed N]
 
 The production ``Application`` (``adapters.telegram.app.build_application``: handlers, latest-state-wins
 sender, deep links, deadline loop) runs with long polling against the fake Bot API server of the end-to-end
@@ -9,7 +10,7 @@ on a ``Service`` with in-process stores. Four fake users open the bot, take the 
 ``/newgame`` and play by pressing the buttons the fake server shows them (a seeded mix of mus, discards
 chosen by toggling cards, paso, envidos, quiero/no quiero and the odd órdago).
 
-Three phases:
+Five phases:
 
 1. **Throughput** (``--hands``, default 20): no pacing (``min_interval=0``), no rate limiter, so that every
    figure is the bot's own work. Printed first, plainly: group messages, group edits (keyboards of
@@ -17,19 +18,25 @@ Three phases:
    kind and the processing latency per update — from the moment the fake server queues the update (a
    button press) to the end of the last API call it caused (callback answer, edits, sends), p50/p99/max.
    Each press waits for the previous one to be fully delivered, so every call after a press belongs to it.
-2. **Pacing** (``--paced-hands``, default 1): production delivery (``min_interval=1.0`` per chat and PTB's
-   ``ChatRateLimiter``), players pressing as soon as the buttons they need are on their screen. Printed: the
-   most calls any one chat received within one second (sliding window, as the fake server timed them) and the
-   shortest gap between two calls to the same chat.
+2. **Pacing** (``--paced-hands``, default 1): production delivery (``min_interval=1.0`` per chat, the group's
+   budget and ``ChatRateLimiter``), players pressing as soon as the buttons they need are on their screen.
+   Printed: the most calls any one chat received within one second (sliding window, as the fake server timed
+   them) and the shortest gap between two calls to the same chat.
 
 3. **Solo** (``--solo-hands``, default 5): ``/newgame`` in a private chat, Start, one person against the
    machines. Printed: private messages, edits and removed keyboards per hand.
 4. **Mixed** (``--mixed-hands``, default 10): two people and two machine seats in a group, the machines
    pausing before they play as in production. Printed: group messages and edits per hand (a run of machine
    moves is one edit).
+5. **Noisy neighbours** (``--noisy-hands``, default 3): the fake server with Telegram's flood limits on, two
+   groups flooded with commands and a game in a third; then the same with the game's group flooded too
+   (bench/telegram_noisy.py). Printed: the game's presses answered, answer latency p50/p99, answered late
+   (> 15 s) and never, the player on turn's wait for their buttons; per group, messages posted (the most in
+   a minute, texts repeated within one) and 429s; what the delivery did not post.
 
 Targets: <= 3 new group messages per hand, never more than one call (edits included) per second per chat,
-p99 <= 50 ms of processing per update.
+p99 <= 50 ms of processing per update; next to noisy groups, every press answered within a second and no
+429.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from bench.figures import most_within, percentile, shortest_gap
 from bench.machine import about_machine
 from bench.phases import parse_phases, run_phases
+from bench.telegram_noisy import noisy
 from bench.telegram_players import BOT_USERNAME, TOKEN, Players, open_solo, open_table, start
 from tests.e2e.fake_telegram import Call, FakeTelegram
 
@@ -280,7 +288,10 @@ def main() -> None:
         __doc__.splitlines()[0],
         solo_default=5,
         solo_help="hands of a solo game (default 5)",
-        more=[("--mixed-hands", 10, "hands of two people and two machines (default 10)")],
+        more=[
+            ("--mixed-hands", 10, "hands of two people and two machines (default 10)"),
+            ("--noisy-hands", 3, "hands of a game next to two groups flooded with commands (default 3)"),
+        ],
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     phases = [
@@ -288,6 +299,7 @@ def main() -> None:
         (args.paced_hands, pacing),
         (args.solo_hands, solo),
         (args.mixed_hands, mixed),
+        (args.noisy_hands, noisy),
     ]
     asyncio.run(run_phases(about_machine(), phases, args.seed))
 

@@ -33,7 +33,7 @@ from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
 from adapters.telegram.moves import ChatMover
 from adapters.telegram.poller import SinglePoller
-from adapters.telegram.rate_limit import ChatRateLimiter
+from adapters.telegram.rate_limit import ChatRateLimiter, new_messages
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
 from bot.app import COMMAND_LIST, Service
@@ -101,7 +101,7 @@ def build_application(
         base = settings.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
     if rate_limiter:
-        # Telegram's limits per group and per bot, with no bot-wide pause on a 429 (see rate_limit.py).
+        # Telegram's limits per bot (per group: a safety net), no bot-wide pause on a 429 (see rate_limit.py).
         builder = builder.rate_limiter(ChatRateLimiter())
     # Updates are handled concurrently; the store's compare-and-set keeps every table consistent. Each is
     # timed from its arrival in the queue: one store budget, an answer in time (see arrival.py).
@@ -115,6 +115,8 @@ def build_application(
         min_interval=min_interval,
         platform="telegram",
         key_platform=PREFIX.rstrip(":"),
+        # A group's 20 new messages a minute, spent on the game first (with Telegram's limits kept).
+        new_messages=new_messages if rate_limiter else None,
     )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
     sender.on_unreachable = handlers.unreachable

@@ -3,35 +3,50 @@
 python-telegram-bot's ``AIORateLimiter`` answers a ``RetryAfter`` from *any* chat by holding *every* request
 of the bot until that chat's wait is over (one bot-wide event): a group over its 20 messages a minute with
 ``retry_after: 39`` silenced every other group for 39 s, and the callback queries pressed meanwhile expired
-(issue 21). :class:`ChatRateLimiter` keeps the two budgets Telegram documents and nothing global:
+(issue 21). Telegram's two documented budgets are kept in two places, and nothing is global:
 
-* **a group's budget**: at most ``group_messages`` new messages per ``group_window`` seconds in one group
-  (Telegram: 20 a minute); edits are not counted here — the delivery lane already paces each chat at one call
-  a second;
-* **the bot's budget**: at most ``bot_per_second`` calls a second that write to a chat (Telegram: about 30),
-  shared fairly (first come, first served) by every chat;
-* **never a retry**: a ``RetryAfter`` goes back to the caller at once, and :mod:`adapters.telegram.transport`
-  turns it into :class:`~bot.delivery.RateLimited`, which the core's lane for *that chat* waits out before it
-  sends the newest state. Nothing else waits;
+* **a group's budget, by the core's delivery**: at most :data:`GROUP_MESSAGES` new messages per
+  :data:`GROUP_WINDOW` seconds in one group (Telegram: 20 a minute), which :func:`new_messages` gives the
+  delivery (:mod:`bot.delivery._budget`). It spends them on the game first — half of them
+  (:data:`GROUP_RESERVE`) are the game's alone: a new hand's table, a lobby, a showdown — and a post over
+  the budget waits in its group's lane while the lane's edits go on (the lane paces each chat at one call a
+  second, edits included);
+* **the bot's budget, here**: at most ``bot_per_second`` calls a second that write to a chat (Telegram:
+  about 30), shared fairly (first come, first served) by every chat;
+* **a group's window, here, as a safety net**: the same count per call, which the delivery's budget keeps
+  under (it counts a post once Telegram answered it, a little later than this window). It is reached only
+  if something posts outside the delivery's count (or clocks disagree by milliseconds): then a new message
+  waits a moment at most (:data:`MAX_GROUP_WAIT`), else it is refused at once with a ``RetryAfter`` of its
+  own — the group's lane holds its posts until then, and its edits go on. It never holds a lane for long;
+* **never a retry**: a ``RetryAfter`` (Telegram's, or the safety net's) goes back to the caller at once, and
+  :mod:`adapters.telegram.transport` turns it into :class:`~bot.delivery.RateLimited`, which the core's lane
+  for *that chat* waits out before it sends the newest state (a refused new message holds only that chat's
+  posts). Nothing else waits;
 * **callback answers never wait**: ``answerCallbackQuery`` (and every call without a chat) passes untouched —
   a press must be answered within seconds or never.
 
-The trade-off: a group's wait is decided here from our own count, which can disagree with Telegram's (another
-process on the same token, messages sent before a restart); then Telegram's own 429 says so, and that chat's
-lane waits what Telegram asks. Groups are remembered while they have a budget in use (at most
-:data:`MAX_GROUPS`; the least recently used go first).
+The trade-off: both counts are this process's, and can disagree with Telegram's (another process on the same
+token, messages sent before a restart); then Telegram's own 429 says so, and that chat's lane waits what
+Telegram asks. Groups are remembered while they have a budget in use (at most :data:`MAX_GROUPS`; the least
+recently used go first).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dtm
+import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
+from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
+
+from adapters.telegram.ids import telegram_id
+from bot.delivery import NewMessages
 
 JSONDict = dict[str, Any]
 
@@ -44,6 +59,20 @@ MAX_GROUPS = 10_000
 GROUP_MESSAGES = 20
 GROUP_WINDOW = 61.0
 BOT_PER_SECOND = 25
+#: A group's new messages that answers to commands leave to the game (ten of the twenty: a hand posts two or
+#: three messages — its table, its showdown —, and ten answers a minute are plenty for people who talk).
+GROUP_RESERVE = 10
+#: A group's budget of new messages, as the delivery keeps it.
+GROUP_BUDGET = NewMessages(GROUP_MESSAGES, GROUP_WINDOW, reserve=GROUP_RESERVE)
+#: The longest the safety net holds a new message before it refuses it (clocks that disagree by a few ms).
+MAX_GROUP_WAIT = 1.0
+
+
+def new_messages(chat: str) -> NewMessages | None:
+    """A chat's budget of new messages: a group's (a negative id); none for a private chat, which takes a
+    message a second (the delivery's pacing)."""
+    chat_id = telegram_id(chat)
+    return GROUP_BUDGET if chat_id is not None and chat_id < 0 else None
 
 
 def _is_new_message(endpoint: str) -> bool:
@@ -75,8 +104,9 @@ class SlidingWindow:
         self._times: deque[float] = deque()
         self._turn = asyncio.Lock()  # FIFO: waiters are served in the order they came
 
-    async def acquire(self) -> None:
-        """Wait until one more fits in the window, and take it."""
+    async def acquire(self, longest: float = math.inf) -> None:
+        """Wait until one more fits in the window, and take it — or, if that is more than ``longest`` seconds
+        away, raise ``RetryAfter`` at once with the wait (whole seconds, as Telegram's)."""
         async with self._turn:
             while True:
                 now = time.monotonic()
@@ -85,11 +115,15 @@ class SlidingWindow:
                 if len(self._times) < self.limit:
                     self._times.append(now)
                     return
-                await asyncio.sleep(self._times[0] + self.window - now)
+                wait = self._times[0] + self.window - now
+                if wait > longest:
+                    raise RetryAfter(dtm.timedelta(seconds=math.ceil(wait)))
+                await asyncio.sleep(wait)
 
 
 class ChatRateLimiter(BaseRateLimiter[None]):
-    """Each group's message budget and the bot's call budget; never a retry, never a bot-wide pause."""
+    """The bot's call budget, and each group's message window as a safety net that refuses rather than waits;
+    never a retry, never a bot-wide pause."""
 
     def __init__(
         self,
@@ -97,11 +131,13 @@ class ChatRateLimiter(BaseRateLimiter[None]):
         group_messages: int = GROUP_MESSAGES,
         group_window: float = GROUP_WINDOW,
         bot_per_second: int = BOT_PER_SECOND,
+        max_group_wait: float = MAX_GROUP_WAIT,
     ) -> None:
-        """Allow ``group_messages`` new messages per ``group_window`` seconds in a group and
-        ``bot_per_second`` chat calls a second in all."""
+        """Allow ``group_messages`` new messages per ``group_window`` seconds in a group (a longer wait
+        than ``max_group_wait`` is refused) and ``bot_per_second`` chat calls a second in all."""
         self.group_messages = group_messages
         self.group_window = group_window
+        self.max_group_wait = max_group_wait
         self._bot = SlidingWindow(bot_per_second, 1.0)
         self._groups: OrderedDict[int | str, SlidingWindow] = OrderedDict()
 
@@ -122,14 +158,15 @@ class ChatRateLimiter(BaseRateLimiter[None]):
 
     @contextlib.asynccontextmanager
     async def _budgets(self, endpoint: str, data: JSONDict) -> AsyncIterator[None]:
-        """Wait for the group's budget (a new message), then the bot's (any call to a chat)."""
+        """Wait for the group's window (a new message; ``RetryAfter`` if it is long), then the bot's budget
+        (any call to a chat)."""
         if data.get("chat_id") is None:  # answerCallbackQuery, getUpdates…: never held
             yield
             return
         group = _group_of(data)
         # The group's budget first: a group waiting for its minute holds no share of the bot's second.
         if group is not None and _is_new_message(endpoint):
-            await self._group_limiter(group).acquire()
+            await self._group_limiter(group).acquire(self.max_group_wait)
         await self._bot.acquire()
         yield
 

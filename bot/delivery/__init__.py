@@ -2,7 +2,10 @@
 
 * :mod:`bot.delivery._transport` — the :class:`Transport` an adapter implements and its typed failures;
 * :mod:`bot.delivery._lanes` — :class:`Delivery`: lanes, pacing, retries; :mod:`bot.delivery._queue` — a
-  lane's queue, where views of one slot coalesce;
+  lane's queue, where views of one slot coalesce, and which call goes next;
+* :mod:`bot.delivery._budget` — a chat's budget of new messages (:class:`NewMessages`), spent on the game
+  first; :mod:`bot.delivery._answers` — answers to commands: the newest of each subject, never twice in a
+  row;
 * :mod:`bot.delivery._drawing` — one call of a lane: which message shows a view, kept on the newest state
   across workers, answered with the calls that come next; :mod:`bot.delivery._pending` — what kind of call a
   lane queues; :mod:`bot.delivery._shown` — what this worker last drew on each slot;
@@ -11,6 +14,7 @@
 * :mod:`bot.delivery._outbox` — views fired here for a platform another process serves.
 """
 
+from bot.delivery._budget import NewMessages
 from bot.delivery._lanes import Delivery, destination
 from bot.delivery._outbox import MemoryOutbox, Outbox, RedisOutbox
 from bot.delivery._queue import COALESCING_SLOTS
@@ -22,6 +26,7 @@ __all__ = [
     "Delivery",
     "MemoryOutbox",
     "MessageGone",
+    "NewMessages",
     "NotModified",
     "Outbox",
     "RateLimited",

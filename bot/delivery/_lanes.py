@@ -1,11 +1,15 @@
 """Delivering views to a chat platform: latest state wins, within the platform's limits.
 
-Each destination chat has a *lane*: a short queue of pending views and one worker that sends them in order,
-at most one call per ``min_interval`` seconds for that chat (each platform says how often a chat may be
-written to, edits included; the adapter chooses the interval). Views of the same table and slot (``lobby``,
-``table``, ``hand``) coalesce: a newer state replaces the pending one, so no queue of stale edits ever
-builds up. Other slots (showdowns, notices, rules…) are always sent, in order (the queue's rules are
-:class:`~bot.delivery._queue.Lane`'s). A view that would not change what its slot shows costs no call.
+Each destination chat has a *lane*: a short queue of pending views and one worker that sends them, at most
+one call per ``min_interval`` seconds for that chat (each platform says how often a chat may be written to,
+edits included; the adapter chooses the interval). Views of the same table and slot (``lobby``, ``table``,
+``hand``) coalesce: a newer state replaces the pending one, so no queue of stale edits ever builds up.
+Answers to commands coalesce by subject, and one the chat just got is not posted again
+(:mod:`bot.delivery._answers`). Other views (showdowns, a table's notices, private messages) are always sent,
+in order. A chat may have a budget of new messages (``new_messages``: Telegram's groups), spent on the game
+first (:mod:`bot.delivery._budget`): a post over it waits while the lane's edits go on, and the game's calls
+go before answers (the queue's rules are :class:`~bot.delivery._queue.Lane`'s). A view that would not change
+what its slot shows costs no call.
 
 A fresh view of a coalescing slot supersedes the message the slot showed until then (a new hand's table, new
 cards after the discards, a table posted again): the old message loses its buttons in the next call of the
@@ -19,11 +23,12 @@ buttons to remove, a second copy to delete) are the lane's next ones, paced like
 to another worker's post is queued again once that worker's claim to post ran out.
 
 The platform is a :class:`~bot.delivery._transport.Transport` (send, edit, clear the buttons, delete) whose
-failures are typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits,
-then sends the newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the
-user and drops their private views without affecting the table; other refusals are logged and the view
-dropped. If the surfaces store fails, the view is dropped (logged); what the drawer decided before the
-failure still comes next.
+failures are typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` on a
+new message makes the chat's posts wait (its edits go on), on another call the lane waits, then sends the
+newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
+their private views without affecting the table; other refusals are logged and the view dropped. If the
+surfaces store fails, the view is dropped (logged); what the drawer decided before the failure still comes
+next.
 """
 
 from __future__ import annotations
@@ -34,34 +39,34 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
+from bot.delivery._answers import REPEAT_WINDOW, RecentAnswers
+from bot.delivery._budget import NewMessages, PostBudget
 from bot.delivery._drawing import Drawer, RecordFailed
 from bot.delivery._pending import (
     CallLater,
-    DeleteCopy,
     FollowUps,
+    LatestViews,
     Pending,
-    StripButtons,
     ViewCall,
     as_edit,
-    older_than,
 )
 from bot.delivery._queue import MAX_PENDING_NOTICES, Lane
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import CountingTransport, DeliveryError, RateLimited, Transport, Unreachable
-from bot.kernel import PLATFORM_ERRORS, RATE_LIMITED, RETRY_AFTER, OutMessage, watch_queue
+from bot.kernel import DELIVERY_DROPPED, PLATFORM_ERRORS, RATE_LIMITED, RETRY_AFTER, OutMessage, watch_queue
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 #: Idle lanes are forgotten when this many chats have one (then when twice as many as remain).
 LANES_BEFORE_SWEEP = 1000
-_LATEST_CAP = 50_000
 #: What a delivery counts: its calls (``send``, ``edit``, ``stripped``, ``deleted``), their answers
 #: (``not_modified``, ``retry_after``, ``blocked``), views shown again for another worker (``reshown``), and
-#: views that cost no call, by why (``skipped``, ``duplicates``, ``dropped``, ``superseded``, ``left``).
+#: views that cost no call, by why (``skipped``, ``superseded``, ``left``; and dropped unsent: ``duplicates``,
+#: ``coalesced``, ``repeated``, ``dropped`` — see :class:`~bot.delivery._queue.Refusal`).
 STATS = (
     *("send", "edit", "skipped", "not_modified", "retry_after", "blocked", "stripped", "deleted"),
-    *("duplicates", "dropped", "superseded", "reshown", "left"),
+    *("duplicates", "coalesced", "repeated", "dropped", "superseded", "reshown", "left"),
 )
 
 
@@ -84,10 +89,15 @@ class Delivery:
         on_unreachable: Callable[[OutMessage], Awaitable[None]] | None = None,
         platform: str = "chat",
         key_platform: str = "",
+        new_messages: Callable[[str], NewMessages | None] | None = None,
+        repeat_window: float = REPEAT_WINDOW,
     ) -> None:
         """Call the platform through ``transport``; ``surfaces`` remembers which message shows what.
 
         ``on_unreachable`` hears of a private view that could not be delivered, to tell the table.
+        ``new_messages`` says each chat's budget of new messages (``None``: none), which the lanes spend on
+        the game first (:mod:`bot.delivery._budget`); an answer the chat got within ``repeat_window``
+        seconds is not posted again (:mod:`bot.delivery._answers`).
         """
         self.transport = transport
         self.platform = platform
@@ -100,10 +110,11 @@ class Delivery:
         self.min_interval = min_interval
         self.clock = clock
         self.max_attempts = max_attempts
+        self.new_messages = new_messages
+        self.repeat_window = repeat_window
         self._lanes: dict[str, Lane] = {}
         self._evict_at = LANES_BEFORE_SWEEP
-        # The newest view queued for each kept slot: what the slot must end up showing.
-        self._latest: dict[tuple[str, str, str], OutMessage] = {}
+        self._latest = LatestViews()
         self.stats: dict[str, int] = dict.fromkeys(STATS, 0)
         """How many times each of :data:`STATS` happened."""
         self._counted = CountingTransport(transport)
@@ -123,18 +134,9 @@ class Delivery:
                 continue
             lane = self._lane(chat_id)
             if message.kept:
-                self._note_latest(chat_id, message)
+                self._latest.note(chat_id, message)
             self._enqueue(lane, message)
             self._wake(lane)
-
-    def _note_latest(self, chat_id: str, message: OutMessage) -> None:
-        """Remember ``message`` as the newest view queued for its slot, unless a newer one was (a late
-        redraw, loaded before the last write)."""
-        key = (chat_id, message.table, message.slot)
-        if not older_than(message, self._latest.get(key, message)):
-            if len(self._latest) >= _LATEST_CAP:
-                self._latest.clear()
-            self._latest[key] = message
 
     async def showing(self, message: OutMessage) -> str | None:
         """The id of the message that shows ``message``'s slot now (``None``: none, or not a kept slot)."""
@@ -153,7 +155,7 @@ class Delivery:
         chat_id = destination(message)
         if chat_id is None or not self.transport.owns(chat_id):
             return
-        self._note_latest(chat_id, message)
+        self._latest.note(chat_id, message)
         for pending in self._lane(chat_id).views_of(message):
             pending.take(message)
 
@@ -167,7 +169,7 @@ class Delivery:
         if chat_id is None or not self.transport.owns(chat_id):
             return
         lane = self._lane(chat_id)
-        latest = self._latest.get((chat_id, message.table, message.slot))
+        latest = self._latest.get(chat_id, message)
         if latest is None or (latest.text, latest.buttons) == (message.text, message.buttons):
             self.drawer.shown.remember(chat_id, message)
             if message.version > 0:
@@ -216,15 +218,17 @@ class Delivery:
         if lane is None:
             if len(self._lanes) >= self._evict_at:
                 self._evict_idle()
-            lane = self._lanes[chat_id] = Lane(chat_id)
+            rule = None if self.new_messages is None else self.new_messages(chat_id)
+            lane = self._lanes[chat_id] = Lane(chat_id, PostBudget(rule), RecentAnswers(self.repeat_window))
         return lane
 
     def _evict_idle(self) -> None:
-        """Forget the lanes with nothing to send whose pacing interval is over (a lane costs memory for
-        every chat ever written to otherwise); forgetting them loses nothing."""
+        """Forget the lanes with nothing to send whose pacing interval is over and whose budget has nothing
+        to remember (a lane costs memory for every chat ever written to otherwise); forgetting them loses
+        nothing but the answers they posted last (at worst one is posted again)."""
         now = self.clock()
         for chat_id, lane in list(self._lanes.items()):
-            if not lane.busy and now - lane.last_call >= self.min_interval:
+            if not lane.busy and now - lane.last_call >= self.min_interval and lane.budget.quiet(now):
                 del self._lanes[chat_id]
         # Sweep again once as many lanes again are open (amortised: no sweep per call).
         self._evict_at = max(LANES_BEFORE_SWEEP, 2 * len(self._lanes))
@@ -238,14 +242,15 @@ class Delivery:
         return len(self._lanes)
 
     def _wake(self, lane: Lane) -> None:
+        lane.arrived.set()
         if lane.pending and (lane.worker is None or lane.worker.done()):
             lane.idle.clear()
             lane.worker = asyncio.create_task(self._run(lane), name=f"lane-{lane.chat_id}")
 
     def _enqueue(self, lane: Lane, message: OutMessage) -> None:
-        refused = lane.add(message)
+        refused = lane.add(message, self.clock())
         if refused is not None:
-            self.stats[refused] += 1
+            self._dropped(refused)
         if refused == "dropped":
             log.info("chat %s has %d messages waiting: one more dropped", lane.chat_id, MAX_PENDING_NOTICES)
 
@@ -291,28 +296,48 @@ class Delivery:
                     await lane.worker
         self._lanes.clear()
 
+    def _dropped(self, why: str) -> None:
+        """Count a view dropped unsent (``duplicates``, ``coalesced``, ``repeated``, ``dropped``)."""
+        self.stats[why] += 1
+        DELIVERY_DROPPED.labels(self.platform, why).inc()
+
     async def _run(self, lane: Lane) -> None:
         try:
             turn: float | None = None  # when the turn this lane waited for began, while no call used it
+            paced = False  # the lane has just waited for its turn: the next call takes it
             while lane.pending:
-                if lane.pending[0].kind is not ViewCall.CHECK and not self._unused(turn):
+                item = lane.next_call(self.clock(), self.drawer.shown)
+                if not isinstance(item, Pending):
+                    await lane.wait_for_budget(item)  # only posts over the chat's budget are waiting
+                    paced = False
+                    continue
+                if item.kind is not ViewCall.CHECK and not paced and not self._unused(lane, turn):
                     await self._pace(lane)
-                    turn = self.clock()
-                item = lane.pending.pop(0)
-                started, calls = self.clock(), self._counted.calls
+                    turn, paced = self.clock(), True
+                    continue  # choose again: a newer view may have come while the lane waited
+                paced = False
+                lane.pending.remove(item)
+                if lane.answers.repeats(item.message, self.clock()):
+                    self._dropped("repeated")  # an identical answer was being posted when it was queued
+                    continue
+                started = self.clock()
                 retry = await self._attempt(lane, item)
-                if self._counted.calls != calls:
-                    lane.last_call, turn = started, None
-                if retry is not None:
+                made = self._counted.made(lane.chat_id)
+                if made.calls:
+                    lane.last_call = started
+                    lane.called(item, posted=made.sends, at=self.clock())
+                if retry is not None and made.posting:  # a new message refused: only the posts wait
+                    lane.budget.refuse_until(self.clock() + retry)
+                elif retry is not None:
                     await asyncio.sleep(retry)
         finally:
             lane.idle.set()
 
-    def _unused(self, turn: float | None) -> bool:
-        """Whether a turn the lane waited for, and made no call in (a view skipped, superseded, or left to
-        another worker's post), is still fresh enough for the next call: half an interval at most, so
+    def _unused(self, lane: Lane, turn: float | None) -> bool:
+        """Whether a turn the lane waited for, and made no call in since (a view skipped, superseded, or left
+        to another worker's post), is still fresh enough for the next call: half an interval at most, so
         that a call never comes much later than its turn, when other workers' turns may have begun."""
-        return turn is not None and self.clock() - turn <= self.min_interval / 2
+        return turn is not None and lane.last_call < turn and self.clock() - turn <= self.min_interval / 2
 
     async def _pace(self, lane: Lane) -> None:
         """Wait for the lane's turn to call: this worker's interval since its last call to the chat, then a
@@ -330,13 +355,13 @@ class Delivery:
             await asyncio.sleep(wait)
 
     async def _attempt(self, lane: Lane, item: Pending) -> float | None:
-        """Send one view; on a rate limit, put it back (unless newer state came) and return the wait."""
-        kind = item.kind
-        if not isinstance(kind, ViewCall):
-            return await self._attempt_clear(lane, item, kind)
-        message = item.message
+        """Make one call; on a rate limit, put it back (unless newer state came, or it was tried too often)
+        and return the wait."""
+        kind, message = item.kind, item.message
         try:
-            if kind is ViewCall.CHECK:
+            if not isinstance(kind, ViewCall):
+                await self.drawer.clear(lane.chat_id, kind)  # (it handles every refusal but a rate limit)
+            elif kind is ViewCall.CHECK:
                 self._follow(lane, await self.drawer.check_shown(lane.chat_id, message))
             else:
                 self._follow(lane, await self.drawer.draw(lane.chat_id, item))
@@ -356,19 +381,6 @@ class Delivery:
             log.warning(
                 "the platform refused a view for chat %s: %s", lane.chat_id, exc, extra={"chat": lane.chat_id}
             )
-        return None
-
-    async def _attempt_clear(
-        self, lane: Lane, item: Pending, kind: StripButtons | DeleteCopy
-    ) -> float | None:
-        """Remove the buttons of a superseded message (delete a second copy); on a rate limit, put it back
-        (a bounded number of times) and return the wait."""
-        try:
-            await self.drawer.clear(lane.chat_id, kind)
-        except RateLimited as exc:
-            self.stats["retry_after"] += 1
-            lane.put_back(item, self.max_attempts)
-            return exc.retry_after
         return None
 
     async def _unreachable(self, lane: Lane, message: OutMessage) -> None:

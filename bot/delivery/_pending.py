@@ -1,6 +1,7 @@
 """One call a delivery lane will make (:class:`Pending`) and what kind of call it is (:data:`Kind`), the
-calls the drawer says come next (:data:`FollowUp`), and how views of one slot compare: the same message
-(:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`).
+calls the drawer says come next (:data:`FollowUp`), how views of one slot compare: the same message
+(:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`); and the newest
+view queued for each slot (:class:`LatestViews`).
 
 The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls
 and answers with the follow-ups, which the lanes queue in turn.
@@ -61,6 +62,8 @@ class Pending:
     message: OutMessage
     kind: Kind = ViewCall.DRAW
     attempts: int = 0
+    queued: float = 0.0
+    """When the lane queued it (by the delivery's clock): an answer waits for the game's calls that long."""
 
     @property
     def sends(self) -> bool:
@@ -142,3 +145,27 @@ def older_than(a: OutMessage, b: OutMessage) -> bool:
 def versioned(message: OutMessage) -> bool:
     """A view of a kept slot that knows its table version (views of table commands do)."""
     return message.version > 0 and message.kept
+
+
+_LATEST_CAP = 50_000
+
+
+class LatestViews:
+    """The newest view queued for each kept slot (of a chat, a table): what the slot must end up showing."""
+
+    def __init__(self) -> None:
+        """None yet."""
+        self._views: dict[tuple[str, str, str], OutMessage] = {}
+
+    def note(self, chat_id: str, message: OutMessage) -> None:
+        """Remember ``message`` as the newest view queued for its slot, unless a newer one was (a late
+        redraw, loaded before the last write)."""
+        key = (chat_id, message.table, message.slot)
+        if not older_than(message, self._views.get(key, message)):
+            if len(self._views) >= _LATEST_CAP:
+                self._views.clear()  # at worst an adapter's older view is not replaced by the newest
+            self._views[key] = message
+
+    def get(self, chat_id: str, message: OutMessage) -> OutMessage | None:
+        """The newest view queued for the slot of ``message``, if remembered."""
+        return self._views.get((chat_id, message.table, message.slot))

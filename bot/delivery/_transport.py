@@ -1,13 +1,14 @@
 """What a chat platform's calls look like to the core: the :class:`Transport` protocol an adapter
 implements (send — a text, or a file —, edit, clear the buttons, delete) and the typed failures it raises,
 which :class:`bot.delivery._lanes.Delivery` acts on:
-``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits, then sends the
-newest state; ``Unreachable`` marks a user who cannot be written to; ``Refused`` is logged and the view
-dropped.
+``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits (only the chat's new
+messages, if it refused one), then sends the newest state; ``Unreachable`` marks a user who cannot be written
+to; ``Refused`` is logged and the view dropped.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.kernel import OutMessage
@@ -67,14 +68,38 @@ class Transport(Protocol):
         ...
 
 
+@dataclass
+class CallsMade:
+    """The calls made to one chat since its lane last asked (:meth:`CountingTransport.made`)."""
+
+    calls: int = 0
+    sends: int = 0
+    """New messages posted (counted once the platform took them)."""
+    posting: bool = False
+    """The last call was a post (whether or not the platform took it)."""
+
+
 class CountingTransport:
-    """A transport that counts the calls it passes on: a lane asks whether an attempt used its turn (a view
-    skipped, superseded or left to another worker's post makes no call: the next one takes the turn)."""
+    """A transport that counts the calls it passes on, per chat: a lane asks whether an attempt used its turn
+    (a view skipped, superseded or left to another worker's post makes no call: the next one takes the
+    turn), how many new messages it posted (the chat's budget), and whether the call the platform refused was
+    a post. (Counted per chat: the lanes of other chats call meanwhile.)"""
 
     def __init__(self, inner: Transport) -> None:
         """Pass every call on to ``inner``."""
         self.inner = inner
-        self.calls = 0
+        self._made: dict[str, CallsMade] = {}
+
+    def made(self, chat: str) -> CallsMade:
+        """The calls made to ``chat`` since the last time its lane asked (then none: a chat's entry lives
+        only while its lane makes a call)."""
+        return self._made.pop(chat, CallsMade())
+
+    def _call(self, chat: str, *, posting: bool = False) -> CallsMade:
+        made = self._made.setdefault(chat, CallsMade())
+        made.calls += 1
+        made.posting = posting
+        return made
 
     def owns(self, chat: str) -> bool:
         """Whether ``inner`` writes to ``chat``."""
@@ -82,20 +107,22 @@ class CountingTransport:
 
     async def send(self, chat: str, message: OutMessage) -> str:
         """Count, then post."""
-        self.calls += 1
-        return await self.inner.send(chat, message)
+        made = self._call(chat, posting=True)
+        sent = await self.inner.send(chat, message)
+        made.sends += 1
+        return sent
 
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
         """Count, then edit."""
-        self.calls += 1
+        self._call(chat)
         await self.inner.edit(chat, message_id, message)
 
     async def clear_buttons(self, chat: str, message_id: str) -> None:
         """Count, then remove the buttons."""
-        self.calls += 1
+        self._call(chat)
         await self.inner.clear_buttons(chat, message_id)
 
     async def delete(self, chat: str, message_id: str) -> None:
         """Count, then delete."""
-        self.calls += 1
+        self._call(chat)
         await self.inner.delete(chat, message_id)

@@ -24,6 +24,7 @@ from bot.kernel._invites import (
 )
 from bot.kernel._metrics import (
     DEADLINE_LAG,
+    DELIVERY_DROPPED,
     LAST_HEARD,
     PLATFORM_ERRORS,
     RATE_LIMITED,
@@ -86,6 +87,7 @@ from bot.kernel._views import KEPT_SLOTS, Button, Outcome, OutMessage
 __all__ = [
     "CHAT_SCOPE",
     "DEADLINE_LAG",
+    "DELIVERY_DROPPED",
     "KEPT_SLOTS",
     "LAST_HEARD",
     "LEVELS",

@@ -12,11 +12,16 @@ files). Names start with ``mus_``:
 - ``mus_delivery_queue_depth`` — views waiting in every delivery lane of this process;
 - ``mus_platform_errors_total{platform, kind}``, ``mus_rate_limited_total{platform}`` and
   ``mus_retry_after_seconds_total{platform}`` — what the chat platforms refused, and the waits they asked for;
+- ``mus_delivery_dropped_total{platform, reason}`` — views a delivery lane dropped unsent: an answer a newer
+  one of its command replaced (``coalesced``), one the chat just got (``repeated``), the same one waiting
+  already (``duplicates``), one more than a lane holds (``dropped``);
 - ``mus_store_errors_total`` — Redis calls that failed (unreachable, timed out);
+- ``mus_platform_last_heard_timestamp_seconds{platform}`` — when a platform last answered (a deaf bot's age),
+  and ``mus_telegram_webhook_pending_updates`` — what Telegram holds for the webhook;
 - ``mus_build_info{version, python}`` — always 1: which musbot and which Python this process runs (a rolling
   upgrade shows its workers' versions side by side).
 
-Labels are bounded: command and action names, a version, never a chat, user or table id.
+Labels are bounded: command and action names, platforms, reasons, a version; never a chat, user or table id.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ PLATFORM_ERRORS = Counter(
 )
 RATE_LIMITED = Counter("mus_rate_limited_total", "Rate limits a platform answered", ["platform"])
 RETRY_AFTER = Counter("mus_retry_after_seconds_total", "Seconds of waiting platforms asked for", ["platform"])
+DELIVERY_DROPPED = Counter(
+    "mus_delivery_dropped_total", "Views a delivery lane dropped unsent, by why", ["platform", "reason"]
+)
 STORE_ERRORS = Counter("mus_store_errors_total", "Redis calls that failed (unreachable, timed out)")
 LAST_HEARD = Gauge(
     "mus_platform_last_heard_timestamp_seconds",

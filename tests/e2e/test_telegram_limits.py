@@ -21,7 +21,8 @@ import aiohttp
 import pytest
 from telegram.error import RetryAfter
 
-from adapters.telegram.rate_limit import ChatRateLimiter
+from adapters.telegram.rate_limit import GROUP_BUDGET, GROUP_WINDOW, ChatRateLimiter, new_messages
+from bot.delivery import NewMessages
 
 from .conftest import RunningBot, Table, assert_clean, memory_service, start_bot
 from .fake_telegram import FakeChat, FakeTelegram
@@ -128,6 +129,37 @@ async def test_a_group_over_its_budget_waits_while_callback_answers_and_other_gr
     assert await send(-2) < 0.2 and await send(42) < 0.2  # another group, a private chat
     assert time.monotonic() - answered < 0.2
     assert await third >= 0.3
+
+
+async def test_the_group_window_refuses_a_long_wait_at_once_and_is_only_a_safety_net() -> None:
+    """The delivery keeps each group's budget; the limiter's own window only catches what went past it: a
+    wait of a moment is waited, a longer one refused at once (the group's lane then holds its posts, not
+    its edits), never held inside the call for most of a minute."""
+    limiter = ChatRateLimiter(group_messages=2, group_window=30.0, max_group_wait=0.2)
+
+    async def fine() -> bool:
+        return True
+
+    for _ in range(2):
+        await limiter.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)
+    started = time.monotonic()
+    with pytest.raises(RetryAfter) as refused:
+        await limiter.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)
+    assert time.monotonic() - started < 0.1
+    wait = refused.value.retry_after  # (an int, or a timedelta: PTB 22 has both)
+    assert (wait if isinstance(wait, int) else wait.total_seconds()) == 30  # whole seconds, as Telegram's
+    await limiter.process_request(fine, (), {}, "editMessageText", {"chat_id": -1}, None)  # edits go on
+    short = ChatRateLimiter(group_messages=1, group_window=0.15, max_group_wait=0.2)
+    await short.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)
+    started = time.monotonic()
+    await short.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)  # a moment: waited
+    assert 0.1 < time.monotonic() - started < 0.5
+
+
+def test_a_group_has_the_delivery_budget_and_a_private_chat_none() -> None:
+    assert new_messages("tg:-1001234") == GROUP_BUDGET == NewMessages(20, GROUP_WINDOW, reserve=10)
+    assert GROUP_WINDOW > 60  # a margin on Telegram's minute
+    assert new_messages("tg:42") is None and new_messages("dc:1") is None
 
 
 # --- noisy neighbours ---------------------------------------------------------------------------------

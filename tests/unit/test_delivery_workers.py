@@ -549,7 +549,7 @@ async def test_a_view_posted_again_moves_its_message_to_the_bottom() -> None:
     chat, (a, _), _ = await two_workers()
     a.deliver([view(1, "hand 1: Ane's turn", fresh=True)])
     await a.flush()
-    a.deliver([OutMessage(slot="notice", text="/newgame", chat=GROUP, fresh=True)])
+    a.deliver([OutMessage(slot="notice", text="/newgame", chat=GROUP, fresh=True, table=TABLE)])
     a.deliver([view(1, "hand 1: Ane's turn", fresh=True, again=True)])  # nothing changed since the deal
     await a.flush()
     texts = [text for text, _ in chat.messages.values()]
