@@ -113,7 +113,7 @@ async def test_a_flood_of_commands_in_a_group_never_holds_up_its_game() -> None:
         # Each command was answered, and no answer twice within a minute.
         sent = [(c.time, c.params["text"]) for c in tg.calls("sendMessage") if c.ok and c.chat_id == group.id]
         answers = {
-            "/help": [t for _, t in sent if t.startswith("Mus a 8 reyes")],
+            "/help": [t for _, t in sent if t.startswith("Mus with 8 kings")],
             "/leaderboard": [t for _, t in sent if t.endswith("No finished games yet.")],
             "/stats": [t for _, t in sent if ": no finished games yet." in t],
             "/newgame": [t for _, t in sent if t == "There is already a table in this chat."],
