@@ -18,6 +18,7 @@ import collections
 import random
 import string
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -27,6 +28,8 @@ from engine.cards import card_name
 from engine.hand_types import Phase
 
 from .conftest import (
+    BOT_USERNAME,
+    TOKEN,
     RunningBot,
     Table,
     assert_clean,
@@ -38,6 +41,7 @@ from .conftest import (
     start_bot,
 )
 from .fake_telegram import MESSAGE_NOT_MODIFIED, FakeTelegram, FakeUser, StoredMessage
+from .fake_telegram_limits import TelegramLimits
 from .private_messages import repeated_private_messages
 from .test_telegram_game import audit_no_card_leaks, open_table
 
@@ -216,6 +220,30 @@ async def test_a_randomized_session_keeps_every_promise(
     table, kinds = await random_session(tg, bot, seed, hands=6)
     print(f"seed {seed}: {table.presses} presses {dict(kinds)}")
     await assert_every_promise(tg, table, kinds, hands=6)
+
+
+@pytest.fixture
+async def limited_tg() -> AsyncIterator[FakeTelegram]:
+    """The fake Bot API server with Telegram's flood limits on."""
+    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME, limits=TelegramLimits()) as fake:
+        yield fake
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+async def test_a_randomized_session_on_telegrams_limits_keeps_every_promise(
+    limited_tg: FakeTelegram, bots: list[RunningBot], seed: int
+) -> None:
+    """The same, with Telegram's flood limits enforced (20 new messages a minute in a group, 30 calls a
+    second: 429 with retry_after) and the production rate limiter and group budget, and one group message
+    refused ``retry after 3`` on top."""
+    tg = limited_tg
+    bot = await start_bot(tg, memory_service(FLOW, seed=seed), min_interval=0.1, rate_limiter=True)
+    bots.append(bot)
+    tg.fail_next("editMessageText", 429, retry_after=3)
+    table, kinds = await random_session(tg, bot, seed, hands=4)
+    print(f"seed {seed} (limits on): {table.presses} presses {dict(kinds)}")
+    await assert_every_promise(tg, table, kinds, hands=4)
+    assert tg.limited() == []  # the bot kept within Telegram's limits
 
 
 async def assert_every_promise(
