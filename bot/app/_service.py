@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from functools import partial
 
 from bot.app._bus import Bus
 from bot.app._chat_commands import ChatCommands
@@ -28,6 +29,7 @@ from bot.i18n.markers import N_
 from bot.kernel import (
     CHAT_SCOPE,
     Button,
+    CatchSena,
     ChatRef,
     ExportMatch,
     Invite,
@@ -219,18 +221,24 @@ class Service:
 
         return await self.tables.run(table_id, user, step)
 
-    async def press(self, user: UserRef, pressed: object, chat: ChatRef | None = None) -> Outcome:
+    async def press(
+        self, user: UserRef, pressed: object, chat: ChatRef | None = None, *, shown_at: float | None = None
+    ) -> Outcome:
         """A button press, in ``chat`` when the platform says where: its token as the adapter parsed it where
         the press entered (``None``: it did not parse, a forged press), or the raw data of a surface that
         does not parse it itself (the terminal), parsed here once.
 
         Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
+        ``shown_at``: for a ⚡, when the presser's page showed the seña (its catch window counts from then).
         """
         started = time.perf_counter()
         token = pressed if isinstance(pressed, Token) else read_token(pressed)
         if token is None:
             lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
             outcome = Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
+        elif shown_at is not None and isinstance(token.command, CatchSena) and token.table != CHAT_SCOPE:
+            step = partial(dispatch_press, user=user, token=token, shown_at=shown_at)
+            outcome = await self.tables.run(token.table, user, step)
         else:
             outcome = await self.presses.handle(user, token, chat)
         action = "forged" if token is None else type(token.command).__name__

@@ -40,9 +40,14 @@ from bot.table._events import CardsShown
 PressStep = Callable[[TableContext, UserRef, Token], Answer]
 
 
-def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+def dispatch_press(
+    ctx: TableContext, user: UserRef, token: Token, *, shown_at: float | None = None
+) -> Answer:
     """What a button press does: the step registered for its command's type (:data:`_PRESSES`); a command
-    no step knows is checked as a button of the hand, then refused as stale."""
+    no step knows is checked as a button of the hand, then refused as stale. ``shown_at``: for a catch, when
+    the presser's surface showed the seña (its window counts from then: :func:`bot.table._flow.catch`)."""
+    if shown_at is not None and isinstance(token.command, CatchSena):
+        return _in_this_hand(_catch_shown(shown_at))(ctx, user, token)
     step = _PRESSES.get(type(token.command), _unknown)
     return step(ctx, user, token)
 
@@ -150,6 +155,15 @@ def _catch_sena(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     assert isinstance(token.command, CatchSena)
     flow.catch(ctx, user, token.command.index)
     return None
+
+
+def _catch_shown(shown_at: float) -> PressStep:
+    def step(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+        assert isinstance(token.command, CatchSena)
+        flow.catch(ctx, user, token.command.index, shown_at)
+        return None
+
+    return step
 
 
 def _stale(ctx: TableContext, user: UserRef, token: Token) -> Answer:
