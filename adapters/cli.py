@@ -1,5 +1,6 @@
-"""The ``musbot`` command: ``musbot play`` (terminal table), ``musbot run`` (chat platforms),
-``musbot history`` (the kept hands) and ``musbot learn`` (the lessons at a terminal)."""
+"""The ``musbot`` command: ``musbot play`` (terminal table; ``--web``: the web table), ``musbot run`` (chat
+platforms), ``musbot web`` (the web table alone), ``musbot history`` (the kept hands) and ``musbot learn``
+(the lessons at a terminal)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
+from adapters.web import run as web_run
+from adapters.web.settings import WebSettings
 from bot.ops import Settings, SettingsInvalid, musbot_version, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
@@ -110,6 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)
+    play.add_argument(
+        "--web", action="store_true", help="play at the web table instead (its link is printed)"
+    )
+    web_parser = sub.add_parser("web", help="the web table alone, for development (WEB_SECRET, WEB_PORT)")
+    web_run.add_arguments(web_parser)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
     history = sub.add_parser("history", help="list the kept hands, tell one again, export a match")
     console_history.add_arguments(history)
@@ -126,6 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(
             settings.log_level if explicit else PLAY_LOG_LEVEL, "%(levelname)s %(name)s: %(message)s"
         )
+        if args.web:
+            web_settings = _read(WebSettings, problems)
+            if web_settings is None:
+                return _invalid(problems)
+            return web_run.run_play(args, settings, web_settings)
         return console.run(args, settings)
     if args.command == "history":
         if settings is None:
@@ -146,6 +159,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from adapters.discord.settings import DiscordSettings
     from adapters.runner import run
     from adapters.telegram.settings import TelegramSettings
+
+    if args.command == "web":
+        web_settings, telegram = _read(WebSettings, problems), _read(TelegramSettings, problems)
+        if settings is None or web_settings is None or telegram is None:
+            return _invalid(problems)
+        token = None if telegram.token is None else telegram.token.get_secret_value()
+        hidden = [s.get_secret_value() for s in (telegram.token, web_settings.secret) if s is not None]
+        configure_logging(
+            settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s", secrets=hidden
+        )
+        return web_run.run(args, settings, web_settings, token)
 
     telegram, discord_settings = _read(TelegramSettings, problems), _read(DiscordSettings, problems)
     if settings is None or telegram is None or discord_settings is None:

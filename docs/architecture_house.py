@@ -18,6 +18,7 @@ ADAPTERS = {
     "adapters.telegram": "the Telegram bot",
     "adapters.discord": "the Discord bot",
     "adapters.console": "the terminal table",
+    "adapters.web": "the web table and Mini App",
     "adapters": "the musbot command",
 }
 ENGINE = ("engine", "the rules of Mus: pure, synchronous, deterministic")

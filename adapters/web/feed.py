@@ -1,0 +1,294 @@
+"""The pages watching each table, fed each move in turn.
+
+A :class:`Hub` keeps one :class:`TableFeed` per table that has open pages. A feed holds the newest stored
+version of its table (and the last version of the hand before, whose last moves a lagging page still has to
+show); it is refreshed when this process acts on the table (:meth:`Hub.poke`) and polled every
+:attr:`Hub.poll` seconds for what other processes (a deadline, a chat, another worker) wrote.
+
+Each :class:`Page` walks from what it last showed to the newest state **one record entry at a time**, at
+least ``pause`` seconds apart (:meth:`Hub.frames`): a run of machine moves is seen move by move, and the last
+answer before the count is shown. The time a page was sent a seña's ⚡ is kept (:attr:`Page.shown`): a catch
+from that page counts its window from then (:meth:`bot.app.Service.press`, ``shown_at``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from adapters.web.auth import Visitor
+from adapters.web.frames import Json, hand_at, lobby_page, page
+from bot.app import Service
+from bot.kernel import TableState, TableStatus
+from bot.store import StoreError
+from engine.hand import Hand
+from engine.match import Match
+from engine.state import restore_match
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two keep-alive comments on an idle stream (proxies close silent connections).
+KEEPALIVE = 15.0
+#: A page lingers on a hand's count at least this many pauses before the next hand's deal.
+COUNT_LINGER = 4
+#: Actions one visitor may send: a burst of this many, refilled at :data:`ACTIONS_PER_SECOND`.
+ACTION_BURST = 12
+ACTIONS_PER_SECOND = 4.0
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One stored version of a table, parsed once for every page of it."""
+
+    version: int
+    table: TableState
+    match: Match | None
+
+    @property
+    def hand(self) -> Hand | None:
+        """The hand being played (or just over), if the game runs."""
+        return None if self.match is None else self.match.hand
+
+    @property
+    def entries(self) -> int:
+        """How many record entries (actions, señas, catches) its hand holds."""
+        return 0 if self.hand is None else len(self.hand.journal)
+
+
+@dataclass(eq=False)
+class Page:
+    """One open page: who looks, at which table, and what it was last sent."""
+
+    id: str
+    visitor: Visitor
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    sent: tuple[int, int, int] | None = None
+    """(hand, entries, version) of the last frame sent."""
+    last_move: float = 0.0
+    """When (monotonic) the last frame that showed a new move was sent."""
+    shown: dict[tuple[int, int], float] = field(default_factory=dict)
+    """When (the service's clock) each seña's ⚡ was first sent to this page, by (hand, seña index)."""
+
+    @property
+    def table(self) -> str:
+        """The table this page shows."""
+        return self.visitor.table
+
+
+class TableFeed:
+    """The newest state of one table, for every page that watches it."""
+
+    def __init__(self, table_id: str) -> None:
+        """An empty feed of ``table_id`` (filled by :meth:`Hub.refresh`)."""
+        self.table_id = table_id
+        self.newest: Snapshot | None = None
+        self.hands: OrderedDict[int, Snapshot] = OrderedDict()
+        """The newest snapshot of each of the last two hands dealt."""
+        self.pages: set[Page] = set()
+        self._replayed: dict[tuple[int, int], Hand] = {}
+
+    def update(self, version: int, data: str) -> bool:
+        """Take a stored version if it is newer; whether it was."""
+        if self.newest is not None and version <= self.newest.version:
+            return False
+        table = TableState.model_validate_json(data)
+        match = None if table.match is None else restore_match(table.match, random.Random(0))
+        snap = Snapshot(version, table, match)
+        self.newest = snap
+        if snap.hand is not None:
+            if table.hand_no not in self.hands:
+                self._replayed.clear()  # a new hand: the old one's replays are done with
+            self.hands[table.hand_no] = snap
+            self.hands.move_to_end(table.hand_no)
+            while len(self.hands) > 2:
+                self.hands.popitem(last=False)
+        for p in self.pages:
+            p.wake.set()
+        return True
+
+    def replayed(self, snap: Snapshot, entries: int) -> Hand:
+        """The hand of ``snap`` as it stood after ``entries`` record entries (replayed once per feed)."""
+        hand = snap.hand
+        assert hand is not None
+        if entries >= len(hand.journal):
+            return hand
+        key = (snap.table.hand_no, entries)
+        if key not in self._replayed:
+            self._replayed[key] = hand_at(hand, entries)
+        return self._replayed[key]
+
+
+class Hub:
+    """Every feed and page of this process; the stream of frames each page is sent."""
+
+    def __init__(
+        self,
+        service: Service,
+        *,
+        pause: float = 0.7,
+        poll: float = 0.25,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Feeds read through ``service``'s table store; moves ``pause`` s apart; polled every ``poll`` s."""
+        self.service = service
+        self.pause = pause
+        self.poll = poll
+        self.clock = clock
+        self.feeds: dict[str, TableFeed] = {}
+        self.pages: dict[str, Page] = {}
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    # --- pages ---------------------------------------------------------------------------------------
+
+    async def open_page(self, visitor: Visitor) -> Page | None:
+        """A new page for ``visitor`` (``None`` if the table does not exist)."""
+        feed = self.feeds.get(visitor.table) or TableFeed(visitor.table)
+        if feed.newest is None:
+            await self._refresh(feed)
+            if feed.newest is None:
+                return None
+        self.feeds[visitor.table] = feed
+        page_id = secrets.token_urlsafe(18)
+        opened = Page(page_id, visitor)
+        feed.pages.add(opened)
+        self.pages[page_id] = opened
+        return opened
+
+    def close_page(self, closing: Page) -> None:
+        """Forget a page whose visitor left (and its table's feed once nobody watches it)."""
+        self.pages.pop(closing.id, None)
+        feed = self.feeds.get(closing.table)
+        if feed is not None:
+            feed.pages.discard(closing)
+            if not feed.pages:
+                del self.feeds[closing.table]
+
+    def seat_of(self, watcher: Page) -> int | None:
+        """The seat of the page's visitor at its table now (``None``: a spectator)."""
+        feed = self.feeds.get(watcher.table)
+        if feed is None or feed.newest is None:
+            return None
+        return feed.newest.table.seat_of(watcher.visitor.user.key)
+
+    def allow_action(self, user_key: str) -> bool:
+        """Whether ``user_key`` may act now (a token bucket: :data:`ACTION_BURST`, refilled steadily)."""
+        now = time.monotonic()
+        tokens, at = self._buckets.get(user_key, (float(ACTION_BURST), now))
+        tokens = min(float(ACTION_BURST), tokens + (now - at) * ACTIONS_PER_SECOND)
+        if len(self._buckets) > 100_000:
+            self._buckets.clear()
+        if tokens < 1.0:
+            self._buckets[user_key] = (tokens, now)
+            return False
+        self._buckets[user_key] = (tokens - 1.0, now)
+        return True
+
+    # --- keeping feeds fresh -------------------------------------------------------------------------
+
+    async def poke(self, table_id: str) -> None:
+        """This process changed ``table_id``: read it now (its pages need not wait for the poll)."""
+        feed = self.feeds.get(table_id)
+        if feed is not None:
+            await self._refresh(feed)
+
+    async def _refresh(self, feed: TableFeed) -> None:
+        try:
+            stored = await self.service.deps.tables.load(feed.table_id)
+        except StoreError:
+            return  # the next poll tries again; the pages keep what they show
+        if stored is not None:
+            feed.update(stored.version, stored.data)
+
+    def start(self) -> None:
+        """Start polling the watched tables."""
+        self._task = asyncio.create_task(self._poll_forever())
+
+    async def stop(self) -> None:
+        """Stop polling, and wake every page so that its stream ends."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _poll_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll)
+            feeds = list(self.feeds.values())
+            if feeds:
+                await asyncio.gather(*(self._refresh(f) for f in feeds))
+
+    # --- a page's frames -----------------------------------------------------------------------------
+
+    async def frames(self, watcher: Page) -> AsyncIterator[Json | None]:
+        """The frames of one page, each move in turn (``None``: nothing new for a while, a keep-alive)."""
+        while watcher.id in self.pages:
+            step = self.next_frame(watcher)
+            if step is None:
+                watcher.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(watcher.wake.wait(), KEEPALIVE)
+                    continue
+                yield None
+                continue
+            frame, wait = step
+            delay = watcher.last_move + wait - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if wait:
+                watcher.last_move = time.monotonic()
+            self._note_flashes(watcher, frame)
+            # An earlier move's frame is not the version it was replayed from: the page goes on to it.
+            watcher.sent = (frame["hand"], frame["k"], frame["v"] if frame["live"] else -1)
+            yield frame
+
+    def next_frame(self, watcher: Page) -> tuple[Json, float] | None:
+        """The frame this page should be sent next, and the pause since the last move it must wait first
+        (0: at once); ``None`` when it shows the newest state."""
+        feed = self.feeds.get(watcher.table)
+        if feed is None or feed.newest is None:
+            return None
+        newest = feed.newest
+        if watcher.sent is None:
+            return self._frame(feed, watcher, newest, newest.entries), 0.0
+        hand_no, shown, version = watcher.sent
+        if version == newest.version:
+            return None
+        old = feed.hands.get(hand_no)
+        if hand_no < newest.table.hand_no and old is not None and shown < old.entries:
+            return self._frame(feed, watcher, old, shown + 1), self.pause  # the old hand's last moves
+        if hand_no < newest.table.hand_no and newest.hand is not None:
+            # A new deal: shown alone first, after the count lingered.
+            linger = self.pause * COUNT_LINGER if old is not None else 0.0
+            return self._frame(feed, watcher, newest, 0), linger
+        if hand_no == newest.table.hand_no and shown < newest.entries:
+            return self._frame(feed, watcher, newest, shown + 1), self.pause
+        return self._frame(feed, watcher, newest, newest.entries), 0.0
+
+    def _frame(self, feed: TableFeed, watcher: Page, snap: Snapshot, entries: int) -> Json:
+        table, match = snap.table, snap.match
+        seat = table.seat_of(watcher.visitor.user.key)
+        lang = watcher.visitor.user.lang
+        if match is None or match.hand is None or table.status is TableStatus.LOBBY:
+            return lobby_page(table, seat, lang, snap.version)
+        live = entries >= snap.entries
+        hand = feed.replayed(snap, entries)
+        return page(table, match, hand, seat, lang=lang, version=snap.version, live=live, now=self.clock())
+
+    def _note_flashes(self, watcher: Page, frame: Json) -> None:
+        """Remember when this page was first sent each seña's ⚡ (its catch window counts from then)."""
+        for flash in frame.get("flashes", ()):
+            key = (frame["hand"], flash["index"])
+            if key not in watcher.shown:
+                watcher.shown[key] = self.clock()
+                if len(watcher.shown) > 64:
+                    watcher.shown.pop(next(iter(watcher.shown)))
+            flash["age"] = round(self.clock() - watcher.shown[key], 2)

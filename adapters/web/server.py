@@ -1,0 +1,216 @@
+"""The web table's HTTP application (aiohttp): the page and its files, a session per page, its frames as
+Server-Sent Events, and its actions.
+
+* ``GET /t/{table}`` — the page (the same file for every table: who the visitor is comes after, from the
+  link in the address's fragment, which browsers never send to a server, or from Telegram's ``initData``);
+* ``POST /api/session`` — a credential (a signed link, or ``initData``) for a page of one table: its page id;
+* ``GET /api/events?page=ID`` — the page's frames, each move in turn (``text/event-stream``);
+* ``POST /api/act`` — a button's token pressed on the page: :meth:`bot.app.Service.press`, exactly as a chat
+  button (a stale or forged token is refused as a stale button is), at most a few per second per visitor.
+
+Every response carries a Content-Security-Policy without inline script and without any other site; the
+server logs no request line (links and page ids are credentials).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from importlib import resources
+
+from aiohttp import web
+
+from adapters.web.auth import Refused, Visitor, check_link, telegram_visitor
+from adapters.web.feed import Hub, Page
+from bot.app import Service
+from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
+from bot.i18n.markers import N_
+from bot.kernel import CatchSena, Outcome, Token, read_token
+
+log = logging.getLogger(__name__)
+
+#: Telegram Web shows a Mini App in a frame of its own site; nothing else may frame the table.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'self' https://web.telegram.org"
+)
+STATIC_FILES = {"table.js": "text/javascript", "cards.js": "text/javascript", "table.css": "text/css"}
+NOT_ALLOWED = N_("This link is not valid for this table, or it has expired. Ask for a new one in the chat.")
+TOO_FAST = N_("Slow down a little.")
+HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
+
+#: Where the outcome of a press goes besides the page (the chats' deliveries: their messages change too).
+OnOutcome = Callable[[Outcome], Awaitable[None]]
+
+
+def _static(name: str) -> bytes:
+    return resources.files("adapters.web").joinpath("static", name).read_bytes()
+
+
+@web.middleware
+async def _headers(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    response = await handler(request)
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+class WebTable:
+    """The application: credentials checked with ``secret`` (and Telegram's ``telegram_token``), pages fed
+    by ``hub``, presses handed to ``service`` and their outcomes to ``on_outcome``."""
+
+    def __init__(
+        self,
+        service: Service,
+        hub: Hub,
+        secret: bytes,
+        *,
+        telegram_token: str | None = None,
+        initdata_max_age: float = 86400.0,
+        on_outcome: OnOutcome | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Serve ``service``'s tables."""
+        self.service = service
+        self.hub = hub
+        self.secret = secret
+        self.telegram_token = telegram_token
+        self.initdata_max_age = initdata_max_age
+        self.on_outcome = on_outcome
+        self.clock = clock
+        self.files = {name: _static(name) for name in (*STATIC_FILES, "index.html")}
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application(middlewares=[_headers], client_max_size=16 * 1024)
+        app[HUB] = self.hub
+        app.router.add_get("/t/{table}", self.index)
+        app.router.add_get("/static/{name}", self.static)
+        app.router.add_post("/api/session", self.session)
+        app.router.add_get("/api/events", self.events)
+        app.router.add_post("/api/act", self.act)
+        app.router.add_get("/healthz", self.healthz)
+        return app
+
+    async def index(self, request: web.Request) -> web.Response:
+        """The page (the same for every table)."""
+        return web.Response(body=self.files["index.html"], content_type="text/html", charset="utf-8")
+
+    async def static(self, request: web.Request) -> web.Response:
+        """The page's script, card art and style (hand-written; nothing from another site)."""
+        name = request.match_info["name"]
+        if name not in STATIC_FILES:
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=self.files[name],
+            content_type=STATIC_FILES[name],
+            charset="utf-8",
+            headers={"Cache-Control": "public, max-age=300"},
+        )
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        """Whether the web table answers."""
+        return web.Response(text="ok")
+
+    async def session(self, request: web.Request) -> web.Response:
+        """A page of one table for whoever the credential names (a seat's, or a spectator's)."""
+        body = await _json(request)
+        table = str(body.get("table", ""))[:16]
+        lang = normalize_language(str(body.get("lang") or DEFAULT_LANGUAGE)[:8])
+        try:
+            visitor = self._visitor(body, table)
+        except Refused as exc:
+            log.info("web: a credential was refused (%s)", exc.reason)
+            return _refused(lang)
+        opened = await self.hub.open_page(visitor)
+        if opened is None:
+            return _refused(lang)
+        return _no_store(web.json_response({"page": opened.id, "table": visitor.table}))
+
+    def _visitor(self, body: dict[str, object], table: str) -> Visitor:
+        now = self.clock()
+        init_data = body.get("init_data")
+        if isinstance(init_data, str) and init_data:
+            if self.telegram_token is None:
+                raise Refused("no Telegram bot here")
+            return telegram_visitor(init_data, self.telegram_token, table, now, self.initdata_max_age)
+        return check_link(self.secret, str(body.get("link", "")), table, now)
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """The page's frames as Server-Sent Events, until the page goes away (or the server stops)."""
+        watcher = self.hub.pages.get(request.query.get("page", ""))
+        if watcher is None:
+            raise web.HTTPUnauthorized()  # a page of a previous process: the page opens a new session
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-store",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        try:
+            async for frame in self.hub.frames(watcher):
+                if frame is None:
+                    await response.write(b": still here\n\n")
+                else:
+                    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+                    await response.write(f"data: {data}\n\n".encode())
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            self.hub.close_page(watcher)
+        return response
+
+    async def act(self, request: web.Request) -> web.Response:
+        """A button pressed on the page: the service judges its token exactly as a chat button's."""
+        body = await _json(request)
+        watcher = self.hub.pages.get(str(body.get("page", "")))
+        if watcher is None:
+            raise web.HTTPUnauthorized()
+        user = watcher.visitor.user
+        t = translator(normalize_language(user.lang or DEFAULT_LANGUAGE))
+        if not self.hub.allow_action(user.key):
+            return web.json_response({"ok": False, "answer": t.gettext(TOO_FAST)}, status=429)
+        token = read_token(body.get("token"))
+        if token is not None and token.table != watcher.table:
+            token = None  # a page acts on its own table only
+        outcome = await self.service.press(user, token, shown_at=_shown_at(watcher, token))
+        if self.on_outcome is not None and outcome.messages:
+            await self.on_outcome(outcome)
+        await self.hub.poke(watcher.table)
+        return _no_store(
+            web.json_response({"ok": outcome.ok, "answer": outcome.answer, "alert": outcome.alert})
+        )
+
+
+def _shown_at(watcher: Page, token: object) -> float | None:
+    """When this page was sent the ⚡ a catch token presses (``None`` for anything else)."""
+    if not isinstance(token, Token) or not isinstance(token.command, CatchSena) or token.hand is None:
+        return None
+    return watcher.shown.get((token.hand, token.command.index))
+
+
+async def _json(request: web.Request) -> dict[str, object]:
+    try:
+        body = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        raise web.HTTPBadRequest() from None
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest()
+    return body
+
+
+def _refused(lang: str) -> web.Response:
+    text = translator(lang).gettext(NOT_ALLOWED)
+    return _no_store(web.json_response({"error": text}, status=403))
+
+
+def _no_store(response: web.Response) -> web.Response:
+    response.headers["Cache-Control"] = "no-store"
+    return response

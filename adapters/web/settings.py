@@ -1,0 +1,52 @@
+"""The web table's settings (``WEB_*`` in the environment or ``.env``, each one in ``.env.example``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings
+
+from bot.ops import env_config, port_number, seconds_between, url_with_scheme
+
+#: The shortest ``WEB_SECRET`` accepted: it signs every link to a table (HMAC-SHA256).
+MIN_SECRET_LENGTH = 16
+
+
+class WebSettings(BaseSettings):
+    """Where the web table listens, the address people reach it by, and the key that signs its links."""
+
+    model_config = env_config("WEB_")
+
+    public_url: str | None = Field(
+        default=None, description="The address people open (https://mus.example.org), behind the proxy"
+    )
+    host: str = "127.0.0.1"
+    port: Annotated[int, BeforeValidator(port_number)] = 8080
+    secret: SecretStr | None = Field(default=None, description="Signs the links to a table (HMAC-SHA256)")
+    move_pause: Annotated[float, BeforeValidator(seconds_between(0.0, 5.0))] = 0.7
+    """The pause between two moves shown on a page, so that a run of machine moves is seen move by move."""
+    link_hours: Annotated[float, BeforeValidator(seconds_between(0.01, 24 * 30))] = 12.0
+    """How long a signed link to a table stays valid (hours)."""
+    initdata_max_age: Annotated[float, BeforeValidator(seconds_between(10.0, 7 * 86400))] = 86400.0
+    """How old a Telegram Mini App's ``initData`` may be (seconds since its ``auth_date``)."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        checked = url_with_scheme("http", "https", example="https://mus.example.org")(value)
+        return None if checked is None else checked.rstrip("/")
+
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_SECRET_LENGTH:
+            raise ValueError(f"must be at least {MIN_SECRET_LENGTH} characters (e.g. `openssl rand -hex 32`)")
+        return value
+
+    def base_url(self) -> str:
+        """The address of the server's root as people reach it: ``WEB_PUBLIC_URL``, else where it listens."""
+        if self.public_url:
+            return self.public_url
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+        return f"http://{host}:{self.port}"

@@ -1,0 +1,287 @@
+/* The web table's page: opens a session with its credential (a signed link in the address's fragment, or
+   Telegram's initData), draws every frame the server sends (Server-Sent Events), and sends the tokens of the
+   buttons pressed. Everything the page shows comes from the server, already censored for its seat and in its
+   language; names are set as text, never as markup. */
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const CARD = /^(1[0-2]|[1-7])[oceb]$/;
+  const state = { page: null, source: null, frame: null, picked: null, amount: 0, flashSeen: {}, timers: [] };
+  const table = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
+
+  function credential() {
+    const key = "mus-credential-" + table;
+    const hash = new URLSearchParams(location.hash.slice(1));
+    let found = null;
+    if (hash.get("k")) found = { link: hash.get("k") };
+    else if (hash.get("tgWebAppData")) found = { init_data: hash.get("tgWebAppData") };
+    if (found) {
+      sessionStorage.setItem(key, JSON.stringify(found));
+      history.replaceState(null, "", location.pathname); // the credential leaves the address bar
+      return found;
+    }
+    const kept = sessionStorage.getItem(key);
+    return kept ? JSON.parse(kept) : {};
+  }
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function card(name) {
+    const slot = el("div", "slot");
+    if (CARD.test(name)) slot.innerHTML = window.MusCards.svg(name); // (card art: no text from anyone)
+    slot.dataset.card = name;
+    return slot;
+  }
+
+  function toast(text, alert) {
+    if (!text) return;
+    const t = $("toast");
+    t.textContent = text;
+    t.className = alert ? "alert" : "";
+    t.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(() => { t.hidden = true; }, alert ? 4000 : 2200);
+  }
+
+  async function act(token) {
+    if (!state.page || !token) return;
+    try {
+      const response = await fetch("/api/act", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ page: state.page, token: token }),
+      });
+      if (response.status === 401) { reconnect(); return; }
+      const body = await response.json();
+      if (body.answer) toast(body.answer, body.alert);
+    } catch (e) { reconnect(); }
+  }
+
+  async function open() {
+    const body = Object.assign({ table: table, lang: navigator.language || "es" }, credential());
+    let response;
+    try {
+      response = await fetch("/api/session", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      });
+    } catch (e) { setTimeout(open, 1500); return; }
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      $("banner").textContent = answer.error || "403";
+      $("banner").hidden = false;
+      $("banner").dataset.refused = "1";
+      return;
+    }
+    state.page = answer.page;
+    $("banner").hidden = true;
+    const source = new EventSource("/api/events?page=" + encodeURIComponent(state.page));
+    state.source = source;
+    source.onmessage = (event) => draw(JSON.parse(event.data));
+    source.onerror = () => reconnect();
+  }
+
+  function reconnect() {
+    if (state.source) { state.source.close(); state.source = null; }
+    state.page = null;
+    const texts = state.frame && state.frame.texts;
+    $("banner").textContent = (texts && texts.reconnecting) || "…";
+    $("banner").hidden = false;
+    clearTimeout(reconnect.timer);
+    reconnect.timer = setTimeout(open, 1000);
+  }
+
+  // Seats are drawn around the felt with the page's own seat at the bottom (a spectator: seat 0).
+  function place(seat, me) {
+    const turned = (seat - me + 4) % 4;
+    return ["seat-bottom", "seat-right", "seat-top", "seat-left"][turned];
+  }
+
+  function drawSeats(f) {
+    const me = f.seat === null || f.seat === undefined ? 0 : f.seat;
+    f.seats.forEach((s, i) => {
+      const box = $(place(i, me));
+      box.textContent = "";
+      box.className = "seat team" + (i % 2) + (s.turn ? " turn" : "");
+      box.dataset.seat = i;
+      box.appendChild(el("div", "name", s.name));
+      const chips = el("div", "chips");
+      if (s.mano) chips.appendChild(el("span", "chip", "M"));
+      if (s.turn && f.turn && f.turn.due_in !== undefined) {
+        const clock = el("span", "clock");
+        clock.dataset.due = String(Date.now() + f.turn.due_in * 1000);
+        chips.appendChild(clock);
+      }
+      box.appendChild(chips);
+      box.appendChild(el("div", "said", s.said || ""));
+    });
+  }
+
+  function drawFlashes(f) {
+    const box = $("flashes");
+    box.textContent = "";
+    if (f.over) return;
+    (f.flashes || []).forEach((flash) => {
+      const key = f.hand + ":" + flash.index;
+      if (!(key in state.flashSeen)) state.flashSeen[key] = Date.now() - (flash.age || 0) * 1000;
+      const left = f.window * 1000 - (Date.now() - state.flashSeen[key]);
+      if (left <= 0) return;
+      const button = el("button", "flash", flash.name);
+      button.dataset.index = flash.index;
+      if (flash.token) button.addEventListener("click", () => act(flash.token));
+      else button.disabled = true;
+      box.appendChild(button);
+      state.timers.push(setTimeout(() => button.remove(), left));
+    });
+  }
+
+  function drawHand(f) {
+    const hand = $("hand");
+    hand.textContent = "";
+    const discard = f.discard;
+    (f.cards || []).forEach((name) => {
+      const slot = card(name);
+      if (discard && !discard.ready) {
+        slot.classList.add("pickable");
+        if (discard.picked.indexOf(name) >= 0) slot.classList.add("picked");
+        slot.addEventListener("click", () => act(discard.picks[name]));
+      } else if (discard && discard.picked.indexOf(name) >= 0) {
+        slot.classList.add("picked");
+      }
+      hand.appendChild(slot);
+    });
+    $("summary").textContent = f.summary || "";
+    const known = $("known");
+    known.textContent = "";
+    (f.known || []).forEach((line) => known.appendChild(el("li", null, line)));
+  }
+
+  function drawActions(f) {
+    const box = $("actions");
+    box.textContent = "";
+    if (f.discard) {
+      box.appendChild(el("div", "hint", f.discard.hint));
+      if (f.discard.confirm && !f.discard.ready) {
+        const b = el("button", "confirm", f.discard.confirm.label);
+        b.id = "confirm-discard";
+        b.addEventListener("click", () => act(f.discard.confirm.token));
+        box.appendChild(b);
+      }
+    }
+    const moves = f.moves;
+    if (moves) {
+      const row = el("div", "calls");
+      moves.calls.forEach((c) => {
+        const b = el("button", "call", c.label);
+        b.dataset.code = c.code;
+        b.addEventListener("click", () => act(c.token));
+        row.appendChild(b);
+      });
+      box.appendChild(row);
+      if (moves.amounts.length) {
+        state.amount = Math.min(state.amount, moves.amounts.length - 1);
+        const stepper = el("div", "stepper");
+        const less = el("button", "less", "−");
+        const more = el("button", "more", "+");
+        const bet = el("button", "amount", moves.amounts[state.amount].label);
+        bet.id = "bet";
+        const show = () => {
+          bet.textContent = moves.amounts[state.amount].label;
+          less.disabled = state.amount === 0;
+          more.disabled = state.amount === moves.amounts.length - 1;
+        };
+        less.addEventListener("click", () => { state.amount = Math.max(0, state.amount - 1); show(); });
+        more.addEventListener("click", () => { state.amount = Math.min(moves.amounts.length - 1, state.amount + 1); show(); });
+        bet.addEventListener("click", () => act(moves.amounts[state.amount].token));
+        stepper.append(less, bet, more);
+        show();
+        box.appendChild(stepper);
+      }
+      if (moves.ordago) {
+        const b = el("button", "ordago", moves.ordago.label);
+        b.addEventListener("click", () => act(moves.ordago.token));
+        box.appendChild(b);
+      }
+    } else {
+      state.amount = 0;
+    }
+    (f.senas || []).forEach((s) => {
+      const b = el("button", "sena", s.label);
+      b.addEventListener("click", () => act(s.token));
+      box.appendChild(b);
+    });
+  }
+
+  function drawCount(f) {
+    const box = $("count");
+    box.hidden = !f.over;
+    if (!f.over) return;
+    $("count-title").textContent = f.texts.the_count;
+    const shown = $("shown");
+    shown.textContent = "";
+    (f.shown || []).forEach((cards, seat) => {
+      const row = el("div", "row");
+      row.appendChild(el("div", "who", f.seats[seat].name));
+      cards.forEach((name) => row.appendChild(card(name)));
+      shown.appendChild(row);
+    });
+    for (const [id, lines] of [["count-lines", f.count], ["results", f.results]]) {
+      const list = $(id);
+      list.textContent = "";
+      (lines || []).forEach((line) => list.appendChild(el("li", null, line.trim())));
+    }
+  }
+
+  function drawStory(f, previous) {
+    const list = $("story-lines");
+    const before = previous && previous.hand === f.hand ? (previous.story || []) : [];
+    list.textContent = "";
+    f.story.forEach((line, i) => list.appendChild(el("li", before[i] === line ? null : "new", line)));
+  }
+
+  function draw(f) {
+    const previous = state.frame;
+    state.frame = f;
+    state.timers.forEach(clearTimeout);
+    state.timers = [];
+    document.documentElement.lang = (f.lang || document.documentElement.lang);
+    document.body.dataset.hand = f.hand;
+    document.body.dataset.k = f.k;
+    document.body.dataset.live = f.live ? "1" : "0";
+    document.body.dataset.spectator = f.spectator ? "1" : "0";
+    $("title").textContent = f.title || "";
+    (f.teams || []).forEach((team, i) => {
+      const box = $("team" + i);
+      box.textContent = "";
+      box.append(el("div", "names", team.names), el("div", "score", team.score), el("div", "record", team.record));
+    });
+    drawSeats(f);
+    $("stage").textContent = f.stage || "";
+    $("stake").textContent = f.stake || "";
+    const note = $("note");
+    note.hidden = !(f.note || f.spectator);
+    note.textContent = f.note || (f.spectator ? f.texts.spectating : "");
+    if (!f.title) { // a lobby, a cancelled or finished table: seats and a note
+      ["hand", "summary", "known", "actions", "story-lines", "flashes"].forEach((id) => { $(id).textContent = ""; });
+      $("count").hidden = true;
+      return;
+    }
+    drawFlashes(f);
+    drawHand(f);
+    drawActions(f);
+    drawCount(f);
+    drawStory(f, previous);
+  }
+
+  setInterval(() => {
+    document.querySelectorAll(".clock").forEach((clock) => {
+      const left = Math.max(0, Math.round((Number(clock.dataset.due) - Date.now()) / 1000));
+      clock.textContent = "⏱ " + left + " s";
+    });
+  }, 250);
+
+  document.addEventListener("DOMContentLoaded", open);
+})();
