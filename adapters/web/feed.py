@@ -212,12 +212,16 @@ class Hub:
         self._task = asyncio.create_task(self._poll_forever())
 
     async def stop(self) -> None:
-        """Stop polling, and wake every page so that its stream ends."""
+        """Stop polling, and end every page's stream (a page reconnects to whichever process serves next)."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        closing = list(self.pages.values())
+        self.pages.clear()
+        for watcher in closing:
+            watcher.wake.set()
 
     async def _poll_forever(self) -> None:
         while True:

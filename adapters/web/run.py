@@ -49,7 +49,6 @@ class Running:
     async def stop(self) -> None:
         """Stop polling, close every stream and the listener."""
         await self.hub.stop()
-        self.hub.pages.clear()
         await self.runner.cleanup()
 
 
