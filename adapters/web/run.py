@@ -154,7 +154,10 @@ async def play_web(args: argparse.Namespace, settings: Settings, web_settings: W
     # 127.0.0.1 only; WEB_PORT if set, else any free port (the link says which).
     port = web_settings.port if "port" in web_settings.model_fields_set else 0
     web_settings = web_settings.model_copy(update={"host": "127.0.0.1", "public_url": None, "port": port})
-    secret = secrets.token_bytes(32)  # links of this run only
+    # WEB_SECRET if set (a link then outlives a restart), else a key of this run only.
+    secret = (
+        web_settings.secret.get_secret_value().encode() if web_settings.secret else secrets.token_bytes(32)
+    )
     app = await build_app(settings, flow=web_flow())
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
