@@ -172,9 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return web_run.run(args, settings, web_settings, token)
 
     telegram, discord_settings = _read(TelegramSettings, problems), _read(DiscordSettings, problems)
-    if settings is None or telegram is None or discord_settings is None:
+    web_settings = _read(WebSettings, problems)
+    if settings is None or telegram is None or discord_settings is None or web_settings is None:
         return _invalid(problems)
-    return run(settings, telegram, discord_settings)
+    return run(settings, telegram, discord_settings, web_settings)
 
 
 def _read(cls: type[S], problems: list[str]) -> S | None:

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
+from adapters.web.settings import WebSettings
 from bot.ops import (
     App,
     DeadlineLoop,
@@ -51,6 +52,7 @@ async def serve(
     settings: Settings,
     telegram: TelegramSettings | None = None,
     discord_settings: DiscordSettings | None = None,
+    web_settings: WebSettings | None = None,
 ) -> int:
     """Run the configured adapters on one bot core, with one deadline loop for all of them; the exit status
     (0 after a signal; 1 or 2 when it could not start, told in one line on stderr)."""
@@ -76,6 +78,7 @@ async def serve(
     try:
         health = await _start_health(app, settings, telegram, discord_settings)
         await _start_platforms(app, settings, telegram, discord_settings, deadlines, stoppers, health)
+        await _start_web(app, web_settings, telegram, deadlines, stoppers)
         # What a previous process still had queued when it died is lost: show the recent tables as they are
         # (two minutes: longer than any backlog; a redraw a chat shows already costs it one "not modified").
         await deadlines.on_outcome(await app.service.redraw_recent())
@@ -113,10 +116,13 @@ def _failed(failure: StartupError, telegram: TelegramSettings, discord_settings:
     return failure.exit_status
 
 
-def _secrets(telegram: TelegramSettings, discord_settings: DiscordSettings) -> list[str]:
-    """What no line of this process may show: the platforms' tokens, and the webhook's secret token
-    (python-telegram-bot logs ``setWebhook``'s parameters at DEBUG)."""
-    secrets = (telegram.token, discord_settings.token, telegram.webhook_secret)
+def _secrets(
+    telegram: TelegramSettings, discord_settings: DiscordSettings, web_settings: WebSettings | None = None
+) -> list[str]:
+    """What no line of this process may show: the platforms' tokens, the webhook's secret token
+    (python-telegram-bot logs ``setWebhook``'s parameters at DEBUG) and the web table's key."""
+    web_secret = None if web_settings is None else web_settings.secret
+    secrets = (telegram.token, discord_settings.token, telegram.webhook_secret, web_secret)
     return [s.get_secret_value() for s in secrets if s is not None]
 
 
@@ -170,6 +176,28 @@ async def _start_platforms(
             health.checks["discord"] = client.ready
 
 
+async def _start_web(
+    app: App,
+    web_settings: WebSettings | None,
+    telegram: TelegramSettings,
+    deadlines: DeadlineLoop,
+    stoppers: list[Callable[[], Awaitable[None]]],
+) -> None:
+    """The web table beside the chats, when ``WEB_SECRET`` is set: a press on a page changes the chats'
+    messages too (the deadline loop's deliveries); a Mini App's initData is checked with the bot's token."""
+    if web_settings is None or web_settings.secret is None:
+        return
+    from adapters.web.run import start_web
+
+    token = None if telegram.token is None else telegram.token.get_secret_value()
+    secret = web_settings.secret.get_secret_value().encode()
+    running = await start_web(
+        app.service, web_settings, secret, telegram_token=token, on_outcome=deadlines.on_outcome
+    )
+    stoppers.append(running.stop)
+    log.info("web table on %s:%d", web_settings.host, running.port)
+
+
 async def _now(value: bool) -> bool:
     return value
 
@@ -182,6 +210,7 @@ def run(
     settings: Settings | None = None,
     telegram: TelegramSettings | None = None,
     discord_settings: DiscordSettings | None = None,
+    web_settings: WebSettings | None = None,
 ) -> int:
     """Entry point of ``musbot run``: logging at ``LOG_LEVEL``, then the adapters until a signal.
 
@@ -192,16 +221,17 @@ def run(
     settings = settings or read_settings(Settings)
     telegram = telegram if telegram is not None else read_settings(TelegramSettings)
     discord_settings = discord_settings if discord_settings is not None else read_settings(DiscordSettings)
+    web_settings = web_settings if web_settings is not None else read_settings(WebSettings)
     configure_logging(
         settings.log_level,
         "%(asctime)s %(levelname)s %(name)s: %(message)s",
         json_lines=settings.log_format == "json",
-        secrets=_secrets(telegram, discord_settings),
+        secrets=_secrets(telegram, discord_settings, web_settings),
     )
     # httpx logs every request URL, which contains the bot token (redacted, but noise at INFO): keep it quiet.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
-        return asyncio.run(serve(settings, telegram, discord_settings))
+        return asyncio.run(serve(settings, telegram, discord_settings, web_settings))
     except Exception:
         # A bug, not a start-up check: its traceback is worth having, but through the redacting log handler
         # (left to Python, an exception's message would be printed as it is, a token in it included).

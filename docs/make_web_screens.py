@@ -1,0 +1,109 @@
+"""Write the web table's screenshots into ``docs/`` (``docs/web-<lang>-<phase>.png``, linked from
+``docs/web.md``): ``musbot play --web`` as a process, headless Chromium at phone size (420×860), a person's
+page played through the phases (the mus, a card picked to discard, a bet waiting on the stepper, the count)
+and a spectator's page beside it, in Spanish and in English.
+
+    python docs/make_web_screens.py          # needs /usr/bin/chromium and /usr/bin/chromedriver
+
+The deal is the machine's chance (the solo game draws its own cards): each run shows other cards, the same
+phases.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[0] = str(ROOT)
+sys.path.insert(1, str(ROOT / "tests"))
+
+from e2e.web_browser import (  # (the browser tests' own driver: the pictures are what they check)
+    browser_missing,
+    chrome,
+    click,
+    page_state,
+    spectator_link,
+    start_solo,
+    wait_for,
+)
+
+OUT = ROOT / "docs"
+PHASES = ("mus", "discard", "bet", "count", "spectator")
+
+
+def shoot(driver: Any, lang: str, phase: str, taken: set[str]) -> None:
+    wait_for(lambda: page_state(driver)["live"] == "1", what="a live frame")
+    driver.save_screenshot(str(OUT / f"web-{lang}-{phase}.png"))
+    taken.add(phase)
+    print(f"wrote docs/web-{lang}-{phase}.png")
+
+
+def capture(lang: str) -> None:
+    with tempfile.TemporaryDirectory() as data:
+        solo = start_solo(Path(data), lang=lang, pause=0.3)
+        driver = chrome()
+        try:
+            driver.get(solo.link)
+            player = driver.current_window_handle
+            wait_for(lambda: len(page_state(driver)["cards"]) == 4, what="the first hand")
+            taken: set[str] = set()
+            for _ in range(400):
+                if taken >= set(PHASES):
+                    return
+                state = wait_for(lambda: (s := page_state(driver))["live"] == "1" and s, timeout=30)
+                if state["over"]:
+                    if "count" not in taken:
+                        shoot(driver, lang, "count", taken)
+                    wait_for(lambda: not page_state(driver)["over"], timeout=30, what="the next deal")
+                elif "mus" in state["calls"] and "mus" not in taken:
+                    shoot(driver, lang, "mus", taken)
+                elif state["pickable"] and not state["picked"]:
+                    click(driver, f'#hand .slot[data-card="{state["pickable"][0]}"]')
+                    wait_for(lambda: page_state(driver)["picked"])
+                    if "discard" not in taken:
+                        shoot(driver, lang, "discard", taken)
+                elif state["confirm"]:
+                    click(driver, "#confirm-discard")
+                    wait_for(lambda: not page_state(driver)["confirm"])
+                elif state["bet"]:
+                    if "bet" not in taken:
+                        click(driver, ".stepper .more")
+                        shoot(driver, lang, "bet", taken)
+                        driver.switch_to.new_window("window")
+                        driver.get(spectator_link(solo))
+                        wait_for(lambda: page_state(driver)["spectator"] == "1")
+                        shoot(driver, lang, "spectator", taken)
+                        driver.close()
+                        driver.switch_to.window(player)
+                    click(driver, "#bet")
+                    wait_for(lambda: not page_state(driver)["bet"])
+                elif state["calls"]:
+                    calls = state["calls"]
+                    code = "mus" if "mus" in calls else next(
+                        (c for c in ("paso", "quiero", "nomus") if c in calls), calls[0]
+                    )
+                    click(driver, f'#actions button.call[data-code="{code}"]')
+                    wait_for(lambda: page_state(driver) != state)
+                else:
+                    wait_for(lambda: page_state(driver) != state, timeout=30, what="the machines")
+            raise SystemExit(f"not every phase came up in {lang}: {sorted(taken)}")
+        finally:
+            driver.quit()
+            solo.stop()
+
+
+def main() -> int:
+    missing = browser_missing()
+    if missing:
+        print(f"cannot take the screenshots: {missing}", file=sys.stderr)
+        return 1
+    for lang in ("es", "en"):
+        capture(lang)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
