@@ -150,12 +150,15 @@ class Hub:
 
     async def open_page(self, visitor: Visitor) -> Page | None:
         """A new page for ``visitor`` (``None`` if the table does not exist)."""
-        feed = self.feeds.get(visitor.table) or TableFeed(visitor.table)
+        feed = self.feeds.get(visitor.table)
+        if feed is None:  # registered before reading it: pages opening at once share one feed
+            feed = self.feeds[visitor.table] = TableFeed(visitor.table)
         if feed.newest is None:
             await self._refresh(feed)
             if feed.newest is None:
+                if not feed.pages and self.feeds.get(visitor.table) is feed:
+                    del self.feeds[visitor.table]
                 return None
-        self.feeds[visitor.table] = feed
         page_id = secrets.token_urlsafe(18)
         opened = Page(page_id, visitor)
         feed.pages.add(opened)
@@ -250,6 +253,8 @@ class Hub:
             if wait:
                 watcher.last_move = time.monotonic()
             self._note_flashes(watcher, frame)
+            if watcher.sent is not None:
+                del frame["texts"]  # the page's own texts go once: it keeps them
             # An earlier move's frame is not the version it was replayed from: the page goes on to it.
             watcher.sent = (frame["hand"], frame["k"], frame["v"] if frame["live"] else -1)
             yield frame

@@ -59,9 +59,13 @@ def act_once(driver: Any, done: dict[str, bool]) -> None:
         wait_for(lambda: page_state(driver) != state, timeout=30, what="the machines' moves")
 
 
+#: A hostile name, as in the chat tests: markup that must stay text on the page.
+HOSTILE = '<img src=x onerror="document.title=1"><b>Ane</b>'
+
+
 @pytest.fixture
 def solo(tmp_path: Path) -> Any:
-    running = start_solo(tmp_path / "data")
+    running = start_solo(tmp_path / "data", name=HOSTILE)
     yield running
     running.stop()
 
@@ -72,6 +76,10 @@ def test_a_hand_played_from_the_page_while_a_spectator_sees_no_card(solo: SoloWe
         driver.get(solo.link)
         first = wait_for(lambda: (s := page_state(driver))["live"] == "1" and len(s["cards"]) == 4 and s)
         assert first["spectator"] == "0" and len(first["art"]) == 4  # her four cards, drawn
+        # Her name is text, never markup: no element made of it, no script run by it.
+        assert not driver.find_elements("css selector", "#app img, #app b")
+        assert driver.find_element("css selector", "#seat-bottom .name").text == HOSTILE[:32]
+        assert driver.title == "Mus"
         player = driver.current_window_handle
         driver.switch_to.new_window("window")
         driver.get(spectator_link(solo))

@@ -3,6 +3,7 @@ move in turn), what it may do (the chat buttons' tokens, checked the same way) a
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 
@@ -61,6 +62,34 @@ async def test_a_seat_sees_its_cards_a_spectator_none_and_both_see_the_same_stor
     assert names[:2] == ["Ane", "Brais"] and all(n.startswith("🤖") for n in names[2:])
     every = {card_name(c) for c in FULL_DECK}
     assert not every & set(str(public).replace("'", " ").split())
+
+
+async def test_pages_opened_at_once_all_follow_the_table(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    tid = await h.started(GROUP, ANE, (BRAIS, 1))
+    load = h.tables.load
+
+    async def slow_load(table_id: str):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.02)  # as a real Redis does, a read yields: the four opens interleave
+        return await load(table_id)
+
+    h.tables.load = slow_load  # type: ignore[method-assign]
+    clients = [PageClient(server, http) for _ in range(4)]
+    users = [ANE, BRAIS, OUTSIDER, ANE]
+    opened = await asyncio.gather(
+        *(c.open(tid, link=server.link(u, tid)) for c, u in zip(clients, users, strict=True))
+    )
+    assert opened == [200] * 4
+    firsts = [await c.next_frame() for c in clients]
+    state = await h.wait_for_human(tid)
+    user = ANE if state.user_on_turn() == ANE.key else BRAIS
+    token = next(b.token for b in h.on_screen(tid, "table", GROUP.key) if "-" in b.token.split(".")[1])
+    assert (await h.press(user, token)).ok
+    await server.hub.poke(tid)
+    for client, first in zip(clients, firsts, strict=True):
+        newest = await client.settle()
+        assert newest["k"] > first["k"], "every page is sent the move, not only the last one opened"
 
 
 async def test_a_forged_a_stale_and_another_tables_token_are_refused_as_a_stale_button_is(

@@ -65,7 +65,9 @@ class SoloWeb:
                 self.process.wait(10)
 
 
-def start_solo(data_dir: Path, *, lang: str = "en", port: int | None = None, pause: float = 0.25) -> SoloWeb:
+def start_solo(
+    data_dir: Path, *, lang: str = "en", port: int | None = None, pause: float = 0.25, name: str = "Ane"
+) -> SoloWeb:
     """Start ``musbot play --web`` on ``data_dir`` and read the link it prints."""
     port = port or free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATA_DIR", "LOG_LEVEL")}
@@ -84,7 +86,7 @@ def start_solo(data_dir: Path, *, lang: str = "en", port: int | None = None, pau
             "--lang",
             lang,
             "--name",
-            "Ane",
+            name,
         ],
         cwd=ROOT,
         env=env,

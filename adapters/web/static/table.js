@@ -244,6 +244,7 @@
 
   function draw(f) {
     const previous = state.frame;
+    f.texts = f.texts || (previous && previous.texts) || {}; // sent with a page's first frame only
     state.frame = f;
     state.timers.forEach(clearTimeout);
     state.timers = [];
