@@ -62,12 +62,20 @@ async def clients(base: str, pages: list[dict[str, str]], out: Path) -> None:
     connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+        opening = asyncio.Semaphore(64)  # pages arrive over a moment, not all in the same millisecond
+
+        async def session(item: dict[str, str]) -> str:
+            body = {"table": item["table"], "link": item["link"]}
+            async with opening:
+                for _attempt in range(20):  # as the page's script: a store not answering yet is tried again
+                    async with http.post(f"{base}/api/session", json=body) as r:
+                        if r.status == 200:
+                            return str((await r.json())["page"])
+                    await asyncio.sleep(0.5)
+            raise RuntimeError(f"no session: {r.status}")
 
         async def one(index: int, item: dict[str, str]) -> None:
-            async with http.post(
-                f"{base}/api/session", json={"table": item["table"], "link": item["link"]}
-            ) as r:
-                page = (await r.json())["page"]
+            page = await session(item)
             async with http.get(f"{base}/api/events", params={"page": page}) as stream:
                 first = True
                 async for line in stream.content:

@@ -2,8 +2,8 @@
 
 A :class:`Hub` keeps one :class:`TableFeed` per table that has open pages. A feed holds the newest stored
 version of its table (and the last version of the hand before, whose last moves a lagging page still has to
-show); it is refreshed when this process acts on the table (:meth:`Hub.poke`) and polled every
-:attr:`Hub.poll` seconds for what other processes (a deadline, a chat, another worker) wrote.
+show); it is refreshed when this process acts on the table (:meth:`Hub.poke`: a page's press, a deadline fired
+here) and polled every :attr:`Hub.poll` seconds for what others wrote (a chat's press, another worker).
 
 Each :class:`Page` walks from what it last showed to the newest state **one record entry at a time**, at
 least ``pause`` seconds apart (:meth:`Hub.frames`): a run of machine moves is seen move by move, and the last
@@ -27,7 +27,7 @@ from adapters.web.auth import Visitor
 from adapters.web.frames import Json, hand_at, lobby_page, page
 from bot.app import Service
 from bot.kernel import TableState, TableStatus
-from bot.store import StoreError
+from bot.store import StoreError, StoreUnavailable
 from engine.hand import Hand
 from engine.match import Match
 from engine.state import restore_match
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 KEEPALIVE = 15.0
 #: A page lingers on a hand's count at least this many pauses before the next hand's deal.
 COUNT_LINGER = 4
+#: Tables read at once by a poll (the store's connections are shared with the presses, which come first).
+POLL_READS = 8
 #: Actions one visitor may send: a burst of this many, refilled at :data:`ACTIONS_PER_SECOND`.
 ACTION_BURST = 12
 ACTIONS_PER_SECOND = 4.0
@@ -92,6 +94,8 @@ class TableFeed:
         self.hands: OrderedDict[int, Snapshot] = OrderedDict()
         """The newest snapshot of each of the last two hands dealt."""
         self.pages: set[Page] = set()
+        self.first_read = asyncio.Lock()
+        """Held while the feed is first read (the pages opening meanwhile wait for that read)."""
         self._replayed: dict[tuple[int, int], Hand] = {}
 
     def update(self, version: int, data: str) -> bool:
@@ -133,7 +137,7 @@ class Hub:
         service: Service,
         *,
         pause: float = 0.7,
-        poll: float = 0.25,
+        poll: float = 0.5,
         clock: Callable[[], float] = time.time,
     ) -> None:
         """Feeds read through ``service``'s table store; moves ``pause`` s apart; polled every ``poll`` s."""
@@ -149,16 +153,19 @@ class Hub:
     # --- pages ---------------------------------------------------------------------------------------
 
     async def open_page(self, visitor: Visitor) -> Page | None:
-        """A new page for ``visitor`` (``None`` if the table does not exist)."""
+        """A new page for ``visitor`` (``None`` if the table does not exist; :class:`StoreUnavailable` if it
+        could not be read)."""
         feed = self.feeds.get(visitor.table)
         if feed is None:  # registered before reading it: pages opening at once share one feed
             feed = self.feeds[visitor.table] = TableFeed(visitor.table)
+        async with feed.first_read:  # ...and one read of it
+            readable = feed.newest is not None or await self._refresh(feed)
         if feed.newest is None:
-            await self._refresh(feed)
-            if feed.newest is None:
-                if not feed.pages and self.feeds.get(visitor.table) is feed:
-                    del self.feeds[visitor.table]
-                return None
+            if not feed.pages and self.feeds.get(visitor.table) is feed:
+                del self.feeds[visitor.table]
+            if not readable:
+                raise StoreUnavailable("the table could not be read")
+            return None
         page_id = secrets.token_urlsafe(18)
         opened = Page(page_id, visitor)
         feed.pages.add(opened)
@@ -202,13 +209,15 @@ class Hub:
         if feed is not None:
             await self._refresh(feed)
 
-    async def _refresh(self, feed: TableFeed) -> None:
+    async def _refresh(self, feed: TableFeed) -> bool:
+        """Read the feed's table (a newer version wakes its pages); whether the store answered."""
         try:
             stored = await self.service.deps.tables.load(feed.table_id)
         except StoreError:
-            return  # the next poll tries again; the pages keep what they show
+            return False  # the next poll tries again; the pages keep what they show
         if stored is not None:
             feed.update(stored.version, stored.data)
+        return True
 
     def start(self) -> None:
         """Start polling the watched tables."""
@@ -227,11 +236,17 @@ class Hub:
             watcher.wake.set()
 
     async def _poll_forever(self) -> None:
+        reading = asyncio.Semaphore(POLL_READS)
+
+        async def refresh(feed: TableFeed) -> None:
+            async with reading:
+                await self._refresh(feed)
+
         while True:
             await asyncio.sleep(self.poll)
             feeds = list(self.feeds.values())
             if feeds:
-                await asyncio.gather(*(self._refresh(f) for f in feeds))
+                await asyncio.gather(*(refresh(f) for f in feeds))
 
     # --- a page's frames -----------------------------------------------------------------------------
 

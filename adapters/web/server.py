@@ -26,8 +26,10 @@ from adapters.web.auth import Refused, Visitor, check_link, telegram_visitor
 from adapters.web.feed import Hub, Page
 from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
+from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.kernel import CatchSena, Outcome, Token, read_token
+from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +129,11 @@ class WebTable:
         except Refused as exc:
             log.info("web: a credential was refused (%s)", exc.reason)
             return _refused(lang)
-        opened = await self.hub.open_page(visitor)
+        try:
+            opened = await self.hub.open_page(visitor)
+        except StoreUnavailable:  # not a refusal: the page tries again
+            answer = {"error": translator(lang).gettext(msg.STORE_UNAVAILABLE)}
+            return _no_store(web.json_response(answer, status=503))
         if opened is None:
             return _refused(lang)
         return _no_store(web.json_response({"page": opened.id, "table": visitor.table}))

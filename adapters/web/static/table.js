@@ -70,6 +70,12 @@
       });
     } catch (e) { setTimeout(open, 1500); return; }
     const answer = await response.json().catch(() => ({}));
+    if (!response.ok && response.status !== 403) { // the store or the server is not there yet: again
+      $("banner").textContent = answer.error || "…";
+      $("banner").hidden = false;
+      setTimeout(open, 1500);
+      return;
+    }
     if (!response.ok) {
       $("banner").textContent = answer.error || "403";
       $("banner").hidden = false;
