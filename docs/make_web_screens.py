@@ -35,13 +35,20 @@ PHASES = ("mus", "discard", "bet", "count", "spectator")
 
 
 def shoot(driver: Any, lang: str, phase: str, taken: set[str]) -> None:
+    """Save what the page shows now (once it shows the table as it stands) as ``phase``."""
     wait_for(lambda: page_state(driver)["live"] == "1", what="a live frame")
     driver.save_screenshot(str(OUT / f"web-{lang}-{phase}.png"))
     taken.add(phase)
     print(f"wrote docs/web-{lang}-{phase}.png")
 
 
+def changed(driver: Any, before: dict[str, Any], what: str = "a change") -> None:
+    """Wait until the page shows something else than ``before``."""
+    wait_for(lambda: page_state(driver) != before, timeout=30, what=what)
+
+
 def capture(lang: str) -> None:
+    """Play the solo game in ``lang`` from its page until every phase has its picture."""
     with tempfile.TemporaryDirectory() as data:
         solo = start_solo(Path(data), lang=lang, pause=0.3)
         driver = chrome()
@@ -82,13 +89,15 @@ def capture(lang: str) -> None:
                     wait_for(lambda: not page_state(driver)["bet"])
                 elif state["calls"]:
                     calls = state["calls"]
-                    code = "mus" if "mus" in calls else next(
-                        (c for c in ("paso", "quiero", "nomus") if c in calls), calls[0]
+                    code = (
+                        "mus"
+                        if "mus" in calls
+                        else next((c for c in ("paso", "quiero", "nomus") if c in calls), calls[0])
                     )
                     click(driver, f'#actions button.call[data-code="{code}"]')
-                    wait_for(lambda: page_state(driver) != state)
+                    changed(driver, state)
                 else:
-                    wait_for(lambda: page_state(driver) != state, timeout=30, what="the machines")
+                    changed(driver, state, what="the machines")
             raise SystemExit(f"not every phase came up in {lang}: {sorted(taken)}")
         finally:
             driver.quit()
@@ -96,6 +105,7 @@ def capture(lang: str) -> None:
 
 
 def main() -> int:
+    """Both languages' pictures; 1 where no browser can take them."""
     missing = browser_missing()
     if missing:
         print(f"cannot take the screenshots: {missing}", file=sys.stderr)
