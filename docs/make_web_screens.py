@@ -80,7 +80,7 @@ def capture(lang: str) -> None:
                         click(driver, ".stepper .more")
                         shoot(driver, lang, "bet", taken)
                         driver.switch_to.new_window("window")
-                        driver.get(spectator_link(solo))
+                        driver.get(spectator_link(solo, lang=lang))
                         wait_for(lambda: page_state(driver)["spectator"] == "1")
                         shoot(driver, lang, "spectator", taken)
                         driver.close()

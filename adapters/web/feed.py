@@ -305,7 +305,9 @@ class Hub:
             return lobby_page(table, seat, lang, snap.version)
         live = entries >= snap.entries
         hand = feed.replayed(snap, entries)
-        return page(table, match, hand, seat, lang=lang, version=snap.version, live=live, now=self.clock())
+        frame = page(table, match, hand, seat, lang=lang, version=snap.version, live=live, now=self.clock())
+        frame["pause"] = self.pause  # the page holds the count this long after the last answer
+        return frame
 
     def _note_flashes(self, watcher: Page, frame: Json) -> None:
         """Remember when this page was first sent each seña's ⚡ (its catch window counts from then)."""

@@ -260,10 +260,12 @@ def _turn_line(t: Translator, table: TableState, seat: int) -> str:
 
 def _seats(t: Translator, table: TableState, view: SeatView) -> list[Json]:
     """Each seat: its name, whether a machine sits there, the mano, the turn, and its last word in the
-    phase being played (a speech bubble)."""
+    phase being played, or the last one played once the hand is over (a speech bubble)."""
     last: dict[int, str] = {}
+    # Once the hand is over, the bubbles keep the last words said (the last answer stays in sight).
+    phase = view.actions[-1].phase if view.actions and view.phase in (Phase.COUNT, Phase.OVER) else view.phase
     for action in view.actions:
-        if action.phase is view.phase:
+        if action.phase is phase:
             last[action.seat] = action_label(t, action.kind, action.amount, action.total)
             if action.kind is ActionKind.DISCARD:
                 last[action.seat] = t.format(N_("discards {n}"), n=action.count)

@@ -103,12 +103,12 @@ def start_solo(
     return SoloWeb(process, link, port)
 
 
-def spectator_link(solo: SoloWeb, user_key: str = "web:watcher", name: str = "Zuri") -> str:
-    """A signed link for someone who is not seated at the solo table."""
+def spectator_link(solo: SoloWeb, user_key: str = "web:watcher", name: str = "Zuri", lang: str = "en") -> str:
+    """A signed link for someone who is not seated at the solo table (reading in ``lang``)."""
     from adapters.web.auth import sign_link
     from bot.kernel import UserRef
 
-    credential = sign_link(SECRET.encode(), UserRef(user_key, name, "en"), solo.table, time.time() + 3600)
+    credential = sign_link(SECRET.encode(), UserRef(user_key, name, lang), solo.table, time.time() + 3600)
     return f"{solo.base}/t/{solo.table}#k={credential}"
 
 

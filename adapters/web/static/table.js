@@ -221,10 +221,16 @@
     });
   }
 
-  function drawCount(f) {
+  function drawCount(f, previous) {
     const box = $("count");
+    clearTimeout(drawCount.timer);
     box.hidden = !f.over;
     if (!f.over) return;
+    if (previous && previous.hand === f.hand && !previous.over && f.pause) {
+      // The hand just ended: the last answer is seen on the table first, then the count.
+      box.hidden = true;
+      drawCount.timer = setTimeout(() => { box.hidden = false; }, f.pause * 1000);
+    }
     $("count-title").textContent = f.texts.the_count;
     const shown = $("shown");
     shown.textContent = "";
@@ -279,7 +285,7 @@
     drawFlashes(f);
     drawHand(f);
     drawActions(f);
-    drawCount(f);
+    drawCount(f, previous);
     drawStory(f, previous);
   }
 
