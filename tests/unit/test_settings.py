@@ -13,6 +13,7 @@ from adapters import cli
 from adapters.discord.settings import DiscordSettings
 from adapters.runner import serve
 from adapters.telegram.settings import TelegramSettings
+from adapters.web.settings import WebSettings
 from bot.ops import Settings, SettingsInvalid, data_dir_problem, read_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,9 +28,11 @@ def test_every_variable_of_env_example_is_a_setting() -> None:
     core = {name.upper() for name in Settings.model_fields}
     telegram = {f"TELEGRAM_{name.upper()}" for name in TelegramSettings.model_fields}
     discord = {f"DISCORD_{name.upper()}" for name in DiscordSettings.model_fields}
-    assert names and [n for n in names if n not in core | telegram | discord] == []
+    web = {f"WEB_{name.upper()}" for name in WebSettings.model_fields}
+    assert names and [n for n in names if n not in core | telegram | discord | web] == []
     assert telegram <= set(names), "every Telegram setting is documented in .env.example"
     assert discord <= set(names), "every Discord setting is documented in .env.example"
+    assert web <= set(names), "every web table setting is documented in .env.example"
 
 
 def test_the_telegram_settings_come_from_telegram_variables(monkeypatch: pytest.MonkeyPatch) -> None:
