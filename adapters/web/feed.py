@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 KEEPALIVE = 15.0
 #: A page lingers on a hand's count at least this many pauses before the next hand's deal.
 COUNT_LINGER = 4
+#: A visitor's open pages at most (a new one closes their oldest): a credential opens no unbounded sessions.
+PAGES_PER_USER = 8
+#: Seconds a page may wait before opening its event stream; then it is forgotten.
+ABANDONED = 60.0
 #: Tables read at once by a poll (the store's connections are shared with the presses, which come first).
 POLL_READS = 8
 #: Actions one visitor may send: a burst of this many, refilled at :data:`ACTIONS_PER_SECOND`.
@@ -77,6 +81,9 @@ class Page:
     """When (monotonic) the last frame that showed a new move was sent."""
     shown: dict[tuple[int, int], float] = field(default_factory=dict)
     """When (the service's clock) each seña's ⚡ was first sent to this page, by (hand, seña index)."""
+    opened_at: float = field(default_factory=time.monotonic)
+    streaming: bool = False
+    """Its event stream is open (a page that never opens one is dropped after :data:`ABANDONED` s)."""
 
     @property
     def table(self) -> str:
@@ -170,23 +177,21 @@ class Hub:
         opened = Page(page_id, visitor)
         feed.pages.add(opened)
         self.pages[page_id] = opened
+        mine = [p for p in self.pages.values() if p.visitor.user.key == visitor.user.key]
+        for oldest in mine[: max(0, len(mine) - PAGES_PER_USER)]:
+            self.close_page(oldest)
         return opened
 
     def close_page(self, closing: Page) -> None:
-        """Forget a page whose visitor left (and its table's feed once nobody watches it)."""
+        """Forget a page (its visitor left, or it was dropped): its stream ends, its table's feed goes once
+        nobody watches it."""
         self.pages.pop(closing.id, None)
+        closing.wake.set()
         feed = self.feeds.get(closing.table)
         if feed is not None:
             feed.pages.discard(closing)
             if not feed.pages:
                 del self.feeds[closing.table]
-
-    def seat_of(self, watcher: Page) -> int | None:
-        """The seat of the page's visitor at its table now (``None``: a spectator)."""
-        feed = self.feeds.get(watcher.table)
-        if feed is None or feed.newest is None:
-            return None
-        return feed.newest.table.seat_of(watcher.visitor.user.key)
 
     def allow_action(self, user_key: str) -> bool:
         """Whether ``user_key`` may act now (a token bucket: :data:`ACTION_BURST`, refilled steadily)."""
@@ -244,6 +249,11 @@ class Hub:
 
         while True:
             await asyncio.sleep(self.poll)
+            now = time.monotonic()
+            for stale in [
+                p for p in self.pages.values() if not p.streaming and now - p.opened_at > ABANDONED
+            ]:
+                self.close_page(stale)
             feeds = list(self.feeds.values())
             if feeds:
                 await asyncio.gather(*(refresh(f) for f in feeds))
@@ -252,6 +262,7 @@ class Hub:
 
     async def frames(self, watcher: Page) -> AsyncIterator[Json | None]:
         """The frames of one page, each move in turn (``None``: nothing new for a while, a keep-alive)."""
+        watcher.streaming = True
         while watcher.id in self.pages:
             step = self.next_frame(watcher)
             if step is None:

@@ -12,6 +12,7 @@ import pytest
 from service_helpers import ANE, BRAIS, GROUP, OUTSIDER, Harness, english
 
 from adapters.web.auth import telegram_init_data
+from adapters.web.feed import PAGES_PER_USER
 from bot.table import FlowSettings
 from engine.cards import FULL_DECK, card_name
 
@@ -225,6 +226,21 @@ async def test_every_response_forbids_inline_script_and_other_sites(
             assert "http://" not in body and "https://" not in body  # nothing loaded from another site
             if path.startswith("/t/"):
                 assert "<script>" not in body and "onclick" not in body and "innerHTML" not in body
+
+
+async def test_a_visitor_opens_a_bounded_number_of_pages(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    tid = await h.started(GROUP, ANE, (BRAIS, 1))
+    first = await page_for(server, http, ANE, tid)
+    await first.next_frame()
+    others = [await page_for(server, http, ANE, tid) for _ in range(PAGES_PER_USER)]
+    with pytest.raises(EOFError):  # the oldest page's stream ends: a credential opens no unbounded sessions
+        while True:
+            await first.next_frame()
+    assert (await first.act("anything"))[0] == 401
+    assert all(o.page in server.hub.pages for o in others)
+    assert len([p for p in server.hub.pages.values() if p.visitor.user == ANE]) == PAGES_PER_USER
 
 
 async def test_a_visitor_pressing_too_fast_is_slowed_down(

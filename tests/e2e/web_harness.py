@@ -101,6 +101,8 @@ class PageClient:
         async with self.http.post(
             f"{self.server.base}/api/act", json={"page": self.page, "token": token}
         ) as response:
+            if response.content_type != "application/json":  # (a 401 has no JSON)
+                return response.status, {}
             return response.status, await response.json()
 
     async def close(self) -> None:
