@@ -66,6 +66,7 @@ TAP_TO_DISCARD = _("Tap the cards to discard, then confirm.")
 RECONNECTING = _("Connection lost: reconnecting…")
 THE_COUNT = _("The count")
 CATCH_HINT = _("Tap ⚡ quickly to catch a rival's seña.")
+RULES = _("Rules")
 
 #: The page's own texts, sent with every frame in the reader's language.
 PAGE_TEXTS = {
@@ -75,6 +76,7 @@ PAGE_TEXTS = {
     "reconnecting": RECONNECTING,
     "the_count": THE_COUNT,
     "catch_hint": CATCH_HINT,
+    "rules": RULES,
 }
 
 Json = dict[str, Any]

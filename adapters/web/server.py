@@ -14,8 +14,10 @@ server logs no request line (links and page ids are credentials).
 
 from __future__ import annotations
 
+import html
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -28,6 +30,7 @@ from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
+from bot.i18n.rules import rules_sections
 from bot.kernel import CatchSena, Outcome, Token, read_token
 from bot.store import StoreUnavailable
 
@@ -96,6 +99,7 @@ class WebTable:
         app.router.add_post("/api/session", self.session)
         app.router.add_get("/api/events", self.events)
         app.router.add_post("/api/act", self.act)
+        app.router.add_get("/rules/{lang}", self.rules)
         app.router.add_get("/healthz", self.healthz)
         return app
 
@@ -114,6 +118,11 @@ class WebTable:
             charset="utf-8",
             headers={"Cache-Control": "public, max-age=300"},
         )
+
+    async def rules(self, request: web.Request) -> web.Response:
+        """The full rules of the chats and the terminal, in the page's language, as a page of their own."""
+        lang = normalize_language(request.match_info["lang"][:8])
+        return web.Response(text=rules_page(lang), content_type="text/html", charset="utf-8")
 
     async def healthz(self, request: web.Request) -> web.Response:
         """Whether the web table answers."""
@@ -193,6 +202,39 @@ class WebTable:
         return _no_store(
             web.json_response({"ok": outcome.ok, "answer": outcome.answer, "alert": outcome.alert})
         )
+
+
+def rules_page(lang: str) -> str:
+    """The rules as HTML: every text escaped, then only their light Markdown (``**bold**``, ``-`` lists)
+    made into markup."""
+    parts = [f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">']
+    parts.append('<meta name="viewport" content="width=device-width, initial-scale=1">')
+    parts.append('<title>Mus</title><link rel="stylesheet" href="/static/table.css"></head>')
+    parts.append('<body><main class="rules">')
+    for heading, body in rules_sections(lang):
+        if heading:
+            parts.append(f"<h2>{_marked(heading)}</h2>")
+        items = []
+        for line in body.splitlines():
+            if line.startswith("- "):
+                items.append(f"<li>{_marked(line[2:])}</li>")
+                continue
+            if items:
+                parts.append("<ul>" + "".join(items) + "</ul>")
+                items = []
+            if line.strip():
+                parts.append(f"<p>{_marked(line)}</p>")
+        if items:
+            parts.append("<ul>" + "".join(items) + "</ul>")
+    parts.append("</main></body></html>")
+    return "".join(parts)
+
+
+def _marked(text: str) -> str:
+    return _BOLD.sub(r"<strong>\1</strong>", html.escape(text))
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
 def _shown_at(watcher: Page, token: object) -> float | None:

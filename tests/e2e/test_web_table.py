@@ -217,13 +217,15 @@ async def test_every_response_forbids_inline_script_and_other_sites(
     h: Harness, server: WebServer, http: aiohttp.ClientSession
 ) -> None:
     tid = await h.started(GROUP, ANE, (BRAIS, 1))
-    for path in (f"/t/{tid}", "/static/table.js", "/static/cards.js", "/static/table.css"):
+    for path in (f"/t/{tid}", "/static/table.js", "/static/cards.js", "/static/table.css", "/rules/fr"):
         async with http.get(server.base + path) as response:
             assert response.status == 200
             csp = response.headers["Content-Security-Policy"]
             assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe" not in csp
             body = await response.text()
             assert "http://" not in body and "https://" not in body  # nothing loaded from another site
+            if path.startswith("/rules/"):  # the chats' rules, reachable from the page
+                assert "<h2>" in body and "<strong>" in body and "**" not in body and "<script" not in body
             if path.startswith("/t/"):
                 assert "<script>" not in body and "onclick" not in body and "innerHTML" not in body
 

@@ -266,6 +266,8 @@
     document.body.dataset.live = f.live ? "1" : "0";
     document.body.dataset.spectator = f.spectator ? "1" : "0";
     $("title").textContent = f.title || "";
+    $("rules").textContent = f.texts.rules || "";
+    $("rules").href = "/rules/" + encodeURIComponent(f.lang || "es");
     (f.teams || []).forEach((team, i) => {
       const box = $("team" + i);
       box.textContent = "";
