@@ -42,6 +42,8 @@ COUNT_LINGER = 4
 PAGES_PER_USER = 8
 #: Seconds a page may wait before opening its event stream; then it is forgotten.
 ABANDONED = 60.0
+#: What a page is sent with its first frame only (its texts, language, catch window and pause).
+ONCE = ("texts", "lang", "window", "pause")
 #: Tables read at once by a poll (the store's connections are shared with the presses, which come first).
 POLL_READS = 8
 #: Actions one visitor may send: a burst of this many, refilled at :data:`ACTIONS_PER_SECOND`.
@@ -279,8 +281,9 @@ class Hub:
             if wait:
                 watcher.last_move = time.monotonic()
             self._note_flashes(watcher, frame)
-            if watcher.sent is not None:
-                del frame["texts"]  # the page's own texts go once: it keeps them
+            if watcher.sent is not None:  # what does not change goes once: the page keeps it
+                for constant in ONCE:
+                    frame.pop(constant, None)
             # An earlier move's frame is not the version it was replayed from: the page goes on to it.
             watcher.sent = (frame["hand"], frame["k"], frame["v"] if frame["live"] else -1)
             yield frame

@@ -275,7 +275,6 @@ def _seats(t: Translator, table: TableState, view: SeatView) -> list[Json]:
         {
             "name": seat_name(table, s),
             "machine": table.seats[s].machine or table.seats[s].autopilot,
-            "team": s % 2,
             "mano": view.mano == s,
             "turn": view.turn == s,
             "said": last.get(s, ""),

@@ -116,7 +116,11 @@ def test_a_hand_played_from_the_page_while_a_spectator_sees_no_card(solo: SoloWe
         back = wait_for(
             lambda: (s := page_state(driver))["live"] == "1" and not s["banner"] and s, timeout=40
         )
-        assert back["hand"] == before["hand"] and len(back["cards"]) in (0, 4)
+        # The same game goes on (the next deal may have come meanwhile, if the hand was over).
+        assert int(back["hand"]) in (int(before["hand"]), int(before["hand"]) + 1) and len(back["cards"]) in (
+            0,
+            4,
+        )
         done["bet"] = True
         act_once(driver, done)  # and it still plays
     finally:

@@ -256,7 +256,9 @@
 
   function draw(f) {
     const previous = state.frame;
-    f.texts = f.texts || (previous && previous.texts) || {}; // sent with a page's first frame only
+    for (const [key, none] of [["texts", {}], ["lang", "es"], ["window", 3], ["pause", 0]]) {
+      if (f[key] === undefined) f[key] = previous && previous[key] !== undefined ? previous[key] : none; // sent once
+    }
     state.frame = f;
     state.timers.forEach(clearTimeout);
     state.timers = [];
