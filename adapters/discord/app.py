@@ -19,10 +19,12 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.discord.admin import admin_group, guard_settings
 from adapters.discord.commands import CatalogTranslator, mus_group
 from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
+from adapters.discord.private_hands import PrivateHands
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
@@ -83,7 +85,7 @@ class MusClient(discord.AutoShardedClient):
             **options,
         )
         self.settings = settings
-        self.transport = DiscordTransport(self)
+        self.transport = PrivateHands(DiscordTransport(self), surfaces, service)
         self.sender = Delivery(
             self.transport,
             surfaces,
@@ -91,11 +93,12 @@ class MusClient(discord.AutoShardedClient):
             platform="discord",
             key_platform=PREFIX.rstrip(":"),
         )
-        self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
-        #: What :class:`TokenButton` and :class:`TokenMenu` call.
-        self.press_handler = self.handlers.press
+        self.handlers = DiscordHandlers(service, self.sender, hands=self.transport)
+        #: What :class:`TokenButton` and :class:`TokenMenu` call (a server's settings only for its admins).
+        self.press_handler = guard_settings(self.handlers)
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
         self.tree.add_command(mus_group(self.handlers))
+        self.tree.add_command(admin_group(self.handlers))
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
 
     async def setup_hook(self) -> None:
@@ -119,7 +122,7 @@ class MusClient(discord.AutoShardedClient):
             return
         custom_id = str(interaction.data.get("custom_id", ""))
         if not _carries(interaction.message, custom_id):
-            await self.handlers.press(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
+            await self.press_handler(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
 
     async def _on_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError

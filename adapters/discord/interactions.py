@@ -13,9 +13,8 @@ No game logic lives here, only Discord's idiom for the core's outcomes:
   per channel, latest state wins).
 - A history button answers ephemerally with the kept hand it opens privately (a hand posted in the channel,
   a match's files, go through the delivery lanes like every other view).
-- "My cards" answers ephemerally with the presser's private view — cards, discard picks, señas — whose buttons
-  update that same ephemeral message. The hand also goes by direct message to those whose DMs are open; closed
-  DMs fall back silently to this ephemeral path.
+- "My cards" answers ephemerally with the presser's private view (cards, discard picks, señas), which its
+  buttons and the game keep up to date; DMs only for those who asked (:mod:`adapters.discord.private_hands`).
 """
 
 from __future__ import annotations
@@ -30,7 +29,9 @@ from typing import Any, TypeVar
 import discord
 
 from adapters.discord.ids import chat_ref, user_ref
+from adapters.discord.languages import reader
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.private_hands import PrivateHands
 from adapters.discord.timing import DISCORD, interaction_times
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
@@ -76,8 +77,9 @@ class DiscordHandlers:
 
     service: Service
     sender: Delivery
-    dms_closed: Callable[[str], bool] = lambda user_key: False
-    """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
+    hands: PrivateHands | None = None
+    """Where private views go (a live "My cards", DMs for those who asked); ``None``: nowhere but the
+    answers to interactions (unit tests)."""
     window: AnswerWindow = DISCORD
     """How interactions are timed: their store budget and when they are deferred at the latest."""
     _in_flight: int = 0
@@ -208,23 +210,33 @@ class DiscordHandlers:
 
     # --- slash commands ------------------------------------------------------------------------------
 
-    async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
-        """Run a slash command's work and answer it; never raise."""
+    async def command(
+        self, interaction: discord.Interaction[Any], work: CommandWork, *, personal: bool = False
+    ) -> None:
+        """Run a slash command's work and answer it (``personal``: a setting of the asker's, answered to
+        them alone); never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
         times = interaction_times(interaction, self.window)
         with store_budget(times.store_by):
             if not await self._first(interaction):
                 return
             async with self._answering(interaction, user, "slash command", delivered=True):
+                user = await reader(self.service, chat, user)
                 refused = await self.service.chats.admit(chat, user)
                 if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
                     await self._say(interaction, refused.answer or DONE)
                     return
                 outcome = await self._in_time(interaction, work(chat, user), times, command=True)
-                await self._answer_command(interaction, chat, user, outcome)
+                await self._answer_command(interaction, chat, user, outcome, personal)
+                await self._tell_if_closed(interaction, user)
 
     async def _answer_command(
-        self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
+        self,
+        interaction: discord.Interaction[Any],
+        chat: ChatRef,
+        user: UserRef,
+        outcome: Outcome,
+        personal: bool = False,
     ) -> None:
         messages = list(outcome.messages)
         # Private texts asked for in a server (the full rules) are shown to the asker there, ephemerally.
@@ -245,7 +257,9 @@ class DiscordHandlers:
         if reply is None or not outcome.ok or deferred:
             self.sender.deliver(messages)
             await self._say(
-                interaction, outcome.answer or DONE, ephemeral=not outcome.ok or not outcome.answer
+                interaction,
+                outcome.answer or DONE,
+                ephemeral=personal or not outcome.ok or not outcome.answer,
             )
             return
         message_id = await self._show(interaction, reply, ephemeral=False)
@@ -265,10 +279,12 @@ class DiscordHandlers:
             if not await self._first(interaction):
                 return
             async with self._answering(interaction, user, "button press", delivered=True):
+                user = await reader(self.service, chat, user)
                 token = read_token(data)  # parsed once, here: the service and the answer below use it
                 pressed = self.service.press(user, token, chat)
                 outcome = await self._in_time(interaction, pressed, times, command=False)
                 await self._answer_token(interaction, user, token, outcome)
+                await self._tell_if_closed(interaction, user)
 
     async def _answer_token(
         self, interaction: discord.Interaction[Any], user: UserRef, token: Token | None, outcome: Outcome
@@ -295,7 +311,7 @@ class DiscordHandlers:
         if view is None:
             await self._say(interaction, pressed.answer or shown.answer or DONE)
         else:
-            await self._show(interaction, view, ephemeral=True)
+            await self._mirror(interaction, user, view, await self._show(interaction, view, ephemeral=True))
 
     async def _show_story(
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
@@ -313,20 +329,37 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
     ) -> None:
         mine = _private_hand(outcome, user)
-        private = mine is not None and (_is_ephemeral(interaction) or self.dms_closed(user.key))
+        private = mine is not None and (_is_ephemeral(interaction) or not await self._gets_dms(user))
         if not (private or outcome.answer or interaction.response.is_done()):
             await self._update_pressed(interaction, outcome)  # delivers the views itself
             return
         self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
         if mine is not None and private:
-            if _is_ephemeral(interaction):
+            if _is_ephemeral(interaction) and interaction.message is not None:
                 await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
-            else:  # what a DM would have shown (the amounts of "More…"), to someone who closed them
-                await self._show(interaction, mine, ephemeral=True)
+                shown: str | None = str(interaction.message.id)  # (and its token lives 15 minutes more)
+            else:  # what a DM would have shown (the amounts of "More…"), to someone without them
+                shown = await self._show(interaction, mine, ephemeral=True)
+            await self._mirror(interaction, user, mine, shown)
             if outcome.answer and outcome.alert:
                 await self._say(interaction, outcome.answer)
         elif outcome.answer:
             await self._say(interaction, outcome.answer)
+
+    async def _tell_if_closed(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
+        if self.hands is not None:
+            await self.hands.tell_if_closed(interaction, user)
+
+    async def _gets_dms(self, user: UserRef) -> bool:
+        """Whether the person's private views reach them by direct message."""
+        return self.hands is not None and await self.hands.gets_dms(user.key)
+
+    async def _mirror(
+        self, interaction: discord.Interaction[Any], user: UserRef, view: OutMessage, message_id: str | None
+    ) -> None:
+        """The ephemeral ``message_id`` shows the person's hand now: the game keeps it up to date."""
+        if self.hands is not None:
+            await self.hands.remember(interaction, user.key, view, message_id)
 
     async def _update_pressed(self, interaction: discord.Interaction[Any], outcome: Outcome) -> None:
         """Show the move at once on the message that was pressed (the table, the lobby), as the answer to the

@@ -320,15 +320,16 @@ class Service:
         return await self.deps.tables.table_for_chat(chat.key)
 
     @measured_command("cancel")
-    async def cancel(self, chat: ChatRef, user: UserRef) -> Outcome:
-        """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone)."""
+    async def cancel(self, chat: ChatRef, user: UserRef, *, moderator: bool = False) -> Outcome:
+        """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone, or a
+        ``moderator`` of the chat: whom the platform lets moderate it)."""
         try:
             table_id = await self._chat_table(chat)
         except StoreUnavailable:
             return Outcome(answer=say(lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
         if table_id is None:
             return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
-        return await self.tables.run(table_id, user, lambda ctx: cancel_table(ctx, user))
+        return await self.tables.run(table_id, user, lambda ctx: cancel_table(ctx, user, moderator=moderator))
 
     @measured_command("language")
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:

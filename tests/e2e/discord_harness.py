@@ -190,7 +190,8 @@ class DiscordTable:
         return sorted(self.dc.dm_messages(user) + self.dc.ephemerals(user), key=lambda m: m.id)
 
     async def private_with(self, user: FakeUser, custom_id: str) -> StoredMessage:
-        """A private message of ``user`` showing ``custom_id`` now (their DM, else "My cards")."""
+        """A private message of ``user`` showing ``custom_id`` now (their DM, or their "My cards", which the
+        game keeps up to date: pressed if they have none showing it)."""
 
         def find() -> StoredMessage | None:
             for m in reversed(self.private_messages(user)):
@@ -199,10 +200,20 @@ class DiscordTable:
             return None
 
         found = find()
-        if found is None and not user.dms_open:
-            table, _ = await self.state()
+        if found is None and not (user.dms_open and await self.gets_dms(user)):
+            table, _ = await self.state()  # (their last "My cards" expired, or they never pressed it)
             await self.my_cards(user, table.hand_no)
         return await self.dc.wait_for(find, timeout=5.0)
+
+    async def gets_dms(self, user: FakeUser) -> bool:
+        """Whether the bot sends ``user``'s private views by DM (they asked, and their DMs are open)."""
+        return await self.bot.client.handlers.service.chats.preference(f"dc:u{user.id}", "dms")
+
+    async def ask_for_dms(self, *users: FakeUser) -> None:
+        """``/mus dms on:True`` by each of ``users``: their cards come by DM too."""
+        for user in users:
+            asked = await self.slash(user, "dms", {"on": True})
+            assert asked.ephemeral, asked
 
     async def my_cards(self, user: FakeUser, hand_no: int) -> FakeInteraction:
         """``user`` presses "My cards" on the table."""

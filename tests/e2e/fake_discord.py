@@ -42,7 +42,13 @@ State kept like Discord:
   ``components: []`` clears them; deleted messages are gone (10008);
 * channels: guild text channels and DM channels; ``POST /users/@me/channels`` returns a user's DM channel
   (the same id each time); sending into the DM of a user whose DMs are closed is 403 50007 ``Cannot send
-  messages to this user``;
+  messages to this user``; each guild channel has the bot's permissions in it (``bot_permissions``, sent as
+  ``app_permissions``): a post without View Channel and Send Messages, or a file without Attach Files, is 403
+  50013 ``Missing Permissions`` (interaction answers need none, as on Discord);
+* guilds: ``features`` (a ``COMMUNITY`` server reports its locale; any other always reports en-US, as
+  Discord does), each member's permissions (``member.permissions`` of an interaction); a command with
+  ``default_member_permissions`` is offered only to members who have them (or Administrator), unless an
+  admin's override (``command_overrides``) lets a member see it — the bot must check again itself;
 * application commands, global and per guild: bulk overwrites keep the ids of commands that keep their name;
 * interactions (:class:`FakeInteraction`): dispatched as ``INTERACTION_CREATE`` with the payload Discord
   sends, answered at most once (then 400 40060 ``Interaction has already been acknowledged.``) and within
@@ -117,6 +123,9 @@ except ImportError:  # pragma: no cover
     zstandard = None
 
 __all__ = [
+    "BOT_PERMISSIONS",
+    "PERMISSION_BITS",
+    "USER_PERMISSIONS",
     "Call",
     "FakeChannel",
     "FakeDiscord",
@@ -146,6 +155,9 @@ _ADD_REACTIONS = 1 << 6
 _EXTERNAL_EMOJIS = 1 << 18
 _USE_COMMANDS = 1 << 31
 _SEND_IN_THREADS = 1 << 38
+_MANAGE_MESSAGES = 1 << 13
+_MANAGE_GUILD = 1 << 5
+_ADMINISTRATOR = 1 << 3
 USER_PERMISSIONS = (
     _VIEW_CHANNEL
     | _SEND_MESSAGES
@@ -158,6 +170,20 @@ USER_PERMISSIONS = (
     | _SEND_IN_THREADS
 )
 BOT_PERMISSIONS = USER_PERMISSIONS
+#: Permission bits by discord.py's names (tests take some away from the bot or give some to a member).
+PERMISSION_BITS = {
+    "view_channel": _VIEW_CHANNEL,
+    "send_messages": _SEND_MESSAGES,
+    "embed_links": _EMBED_LINKS,
+    "attach_files": _ATTACH_FILES,
+    "read_message_history": _READ_HISTORY,
+    "send_messages_in_threads": _SEND_IN_THREADS,
+    "manage_messages": _MANAGE_MESSAGES,
+    "manage_guild": _MANAGE_GUILD,
+    "administrator": _ADMINISTRATOR,
+}
+#: ``app_permissions`` in a DM with the bot.
+_DM_APP_PERMISSIONS = _VIEW_CHANNEL | _SEND_MESSAGES | _EMBED_LINKS | _ATTACH_FILES | _READ_HISTORY
 
 # Gateway intents that must be enabled for the application ("privileged").
 GUILD_MEMBERS = 1 << 1
@@ -240,6 +266,10 @@ class FakeChannel:
     position: int = 0
     bot_can_send: bool = True
     last_message_id: int | None = None
+    bot_permissions: int = BOT_PERMISSIONS
+    """What the bot may do here (its roles and the channel's overwrites resolved): ``app_permissions`` of
+    every interaction in the channel; a post without View Channel and Send Messages, or with a file and
+    without Attach Files, is refused (403 50013) as on Discord."""
 
     @property
     def is_dm(self) -> bool:
@@ -292,6 +322,27 @@ class FakeGuild:
     members: list[FakeUser] = field(default_factory=list)
     bot_role_id: int = 0
     joined_at: float = field(default_factory=time.time)
+    features: list[str] = field(default_factory=list)
+    """Guild features (``COMMUNITY``…): only a Community server has a preferred locale of its own."""
+    member_permissions: dict[int, int] = field(default_factory=dict)
+    """Each member's permissions, by user id (``USER_PERMISSIONS`` if not set here)."""
+    command_overrides: dict[str, set[int]] = field(default_factory=dict)
+    """Members an admin let see a command despite its ``default_member_permissions`` (Server settings →
+    Integrations), by command name."""
+
+    @property
+    def community(self) -> bool:
+        """A Community server (only these choose a preferred locale; others always report en-US)."""
+        return "COMMUNITY" in self.features
+
+    @property
+    def reported_locale(self) -> str:
+        """The ``guild_locale`` / ``preferred_locale`` Discord reports for it."""
+        return self.locale if self.community else "en-US"
+
+    def permissions_of(self, user: FakeUser) -> int:
+        """What ``user`` may do in this server."""
+        return self.member_permissions.get(user.id, USER_PERMISSIONS)
 
     def __repr__(self) -> str:
         return f"<FakeGuild {self.id} {self.name!r}>"
@@ -851,9 +902,19 @@ class FakeDiscord:
 
     # -- guilds, channels, users -----------------------------------------------------------------------
 
-    def add_guild(self, name: str, *, locale: str = "en-US", guild_id: int | None = None) -> FakeGuild:
-        """A guild the bot is in (guild number n falls in shard ``n % shard_count``)."""
+    def add_guild(
+        self,
+        name: str,
+        *,
+        locale: str = "en-US",
+        guild_id: int | None = None,
+        community: bool = False,
+        features: Iterable[str] = (),
+    ) -> FakeGuild:
+        """A guild the bot is in (guild number n falls in shard ``n % shard_count``). Its ``locale`` is
+        reported only if it is a Community server (``community``): others always report en-US."""
         guild = FakeGuild(guild_id or self._past_snowflake(1), name, locale)
+        guild.features = sorted({*features, *(["COMMUNITY"] if community else [])})
         guild.bot_role_id = self._past_snowflake(4)
         guild.members.append(self.bot_user)
         self.guilds[guild.id] = guild
@@ -927,6 +988,8 @@ class FakeDiscord:
         if check_registered and definition is None:
             where = f"guild {guild.name!r}" if guild else "a DM"
             raise ValueError(f"/{command} is not registered for {where}: {self._command_names(guild)}")
+        if check_registered and definition is not None and guild is not None:
+            self._check_visible(definition, guild, user)
         parts = sub.split() if sub else []
         level_def = definition
         for part in parts:
@@ -953,6 +1016,19 @@ class FakeDiscord:
         inter = self._new_interaction(2, user, channel, data)
         inter.command, inter.sub, inter.options = command, sub, dict(options or {})
         return self._dispatch_interaction(inter)
+
+    def _check_visible(self, definition: JSON, guild: FakeGuild, user: FakeUser) -> None:
+        """The Discord client offers a command only to members with its ``default_member_permissions``
+        (Administrator has them all), unless an admin's override lets that member see it."""
+        needed = int(definition.get("default_member_permissions") or 0)
+        if definition.get("default_member_permissions") is None:
+            return
+        has = guild.permissions_of(user)
+        if has & _ADMINISTRATOR or (needed and has & needed == needed):
+            return
+        if user.id in guild.command_overrides.get(definition["name"], set()):
+            return
+        raise ValueError(f"{user!r} cannot see /{definition['name']} in {guild!r} (needs {needed})")
 
     def press(self, user: FakeUser, message: StoredMessage, custom_id: str) -> FakeInteraction:
         """``user`` presses the component ``custom_id`` of ``message`` (a forged id is dispatched anyway)."""
@@ -1052,10 +1128,10 @@ class FakeDiscord:
             "data": data,
             "token": token,
             "version": 1,
-            "channel": self._interaction_channel(channel),
+            "channel": self._interaction_channel(channel, user),
             "channel_id": str(channel.id),
             "locale": user.locale,
-            "app_permissions": str(BOT_PERMISSIONS),
+            "app_permissions": str(channel.bot_permissions if guild is not None else _DM_APP_PERMISSIONS),
             "entitlements": [],
             "entitlement_sku_ids": [],
             "authorizing_integration_owners": _owners(guild),
@@ -1064,9 +1140,13 @@ class FakeDiscord:
         }
         if guild is not None:
             payload["guild_id"] = str(guild.id)
-            payload["guild_locale"] = guild.locale
-            payload["guild"] = {"id": str(guild.id), "locale": guild.locale, "features": []}
-            payload["member"] = {**self._member(guild, user), "permissions": str(USER_PERMISSIONS)}
+            payload["guild_locale"] = guild.reported_locale
+            payload["guild"] = {
+                "id": str(guild.id),
+                "locale": guild.reported_locale,
+                "features": list(guild.features),
+            }
+            payload["member"] = {**self._member(guild, user), "permissions": str(guild.permissions_of(user))}
         else:
             payload["user"] = user.to_api()
         inter = FakeInteraction(
@@ -1084,10 +1164,11 @@ class FakeDiscord:
         self._by_token[token] = inter
         return inter
 
-    def _interaction_channel(self, channel: FakeChannel) -> JSON:
+    def _interaction_channel(self, channel: FakeChannel, user: FakeUser) -> JSON:
         data = channel.to_api()
-        if not channel.is_dm:
-            data["permissions"] = str(USER_PERMISSIONS)
+        guild = self._guild_of(channel)
+        if guild is not None:
+            data["permissions"] = str(guild.permissions_of(user))
         return data
 
     def _dispatch_interaction(self, inter: FakeInteraction) -> FakeInteraction:
@@ -1614,7 +1695,7 @@ class FakeDiscord:
             "home_header": None,
             "splash": None,
             "discovery_splash": None,
-            "features": [],
+            "features": list(guild.features),
             "banner": None,
             "owner_id": str(self.owner.id),
             "application_id": None,
@@ -1637,7 +1718,7 @@ class FakeDiscord:
             "vanity_url_code": None,
             "premium_tier": 0,
             "premium_subscription_count": 0,
-            "preferred_locale": guild.locale,
+            "preferred_locale": guild.reported_locale,
             "rules_channel_id": None,
             "safety_alerts_channel_id": None,
             "public_updates_channel_id": None,
@@ -2034,7 +2115,7 @@ class FakeDiscord:
             assert channel.recipient is not None
             if not channel.recipient.dms_open:
                 raise DiscordError(403, 50007, "Cannot send messages to this user")
-        elif not channel.bot_can_send:
+        elif not channel.bot_can_send or ~channel.bot_permissions & (_VIEW_CHANNEL | _SEND_MESSAGES):
             raise DiscordError(403, 50013, "Missing Permissions")
 
     async def _list_messages(self, ctx: _Ctx) -> tuple[int, Any]:
@@ -2050,6 +2131,8 @@ class FakeDiscord:
     async def _post_message(self, ctx: _Ctx) -> tuple[int, Any]:
         channel = self._channel(ctx)
         self._writable(channel)
+        if ctx.files and not channel.is_dm and not channel.bot_permissions & _ATTACH_FILES:
+            raise DiscordError(403, 50013, "Missing Permissions", detail="a file without Attach Files")
         body: JSON = ctx.body or {}
         attachments = [self._attachment(f) for f in ctx.files]
         if is_empty_message(body) and not attachments:
