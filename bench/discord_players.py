@@ -157,7 +157,7 @@ async def running_bot(seed: int, min_interval: float, *, guild_commands: bool = 
     """The production client on a seeded in-process service; no guild commands: global ones (DMs too)."""
     async with FakeDiscord(token=TOKEN) as dc:
         with dc.point_discord_py():
-            guild = dc.add_guild("Mus bench", locale="es-ES")
+            guild = dc.add_guild("Mus bench", locale="es-ES", community=True)
             ids = [guild.id] if guild_commands else []
             service = memory_service(FAST, seed=seed)
             runtime = await start_discord_bot(dc, service, guild_ids=ids, min_interval=min_interval)
@@ -179,6 +179,8 @@ async def open_table(bench: Bench, seed: int, *, solo: bool) -> BenchTable:
     service = bench.runtime.client.handlers.service
     table = BenchTable(dc, bench.runtime, service, channel, rng=random.Random(seed))
     table.players = dict(enumerate(users))
+    if not solo:  # (cards by DM are an opt-in: those with open DMs asked for them)
+        await table.ask_for_dms(*(u for u in users if u.dms_open))
     created = await table.slash(users[0], "newgame")
     assert created.response is not None, created
     table.table_id = created.response.custom_ids()[0].split(".")[0]

@@ -327,7 +327,7 @@ def audit_no_card_leaks(dc: FakeDiscord, table: DiscordTable) -> int:
                 text = version.content + "".join(_component_labels(version.components))
                 if SHOWDOWN.match(version.content) or not has_card(text):
                     continue
-                number = re.search(r"(\d+)$", version.content.splitlines()[0])
+                number = re.search(r"(\d+)\D*$", version.content.splitlines()[0])  # ("1. banaketa")
                 assert number is not None, f"a private text with cards but no hand number: {text!r}"
                 cards = table.seen[int(number.group(1))]
                 others = set().union(*(cards[s] for s in range(4) if s != seat)) - cards[seat]

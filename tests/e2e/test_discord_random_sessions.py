@@ -1,4 +1,5 @@
-"""Randomized sessions on Discord: three members (one with closed DMs) and a machine, pressing what people do.
+"""Randomized sessions on Discord: three members who asked for their cards by DM (one whose DMs are closed)
+and a machine, pressing what people do.
 
 Besides the right buttons they press components of older versions of any message they saw (a client that
 has not caught up), doubled taps that reach the bot together, buttons of tables they do not play at, forged
@@ -6,7 +7,8 @@ custom ids, "My cards" again and again, "More…" and its menu, and type ``/mus 
 happens, what members would notice must hold:
 
 - every interaction is answered once, within 3 s; every request follows Discord's spec; no traceback;
-- a member gets a new direct message only with new cards (never a copy of the one before);
+- a member gets a new direct message only with new cards (never a copy of the one before); the one whose
+  DMs are closed is told so once, ephemerally;
 - at most one message per table and slot shows live components in a channel (no live button on a
   superseded message);
 - no hidden card where others see it;
@@ -84,6 +86,8 @@ async def random_session(
     users = [dc.add_user(name, guilds=[guild]) for name in ("Ane", "Brais", "Iker")]
     users[2].dms_open = False
     outsider = dc.add_user("Olatz", guilds=[guild])
+    table = DiscordTable(dc, runtime, runtime.client.handlers.service, channel)
+    await table.ask_for_dms(*users)
     table = await DiscordTable.open(dc, runtime, channel, users)
     await table.seat_everyone()
     for code in ("o_senas", "start"):
@@ -234,6 +238,9 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
     assert bad == [], bad
     for user in table.players.values():
         assert repeated_private_messages([m.history for m in dc.dm_messages(user)]) == [], user.name
+    closed = table.players[2]
+    told = [m for m in dc.ephemerals(closed) if "cannot send you direct messages" in m.content]
+    assert len(told) == 1 and dc.dm_messages(closed) == [], [m.content for m in dc.ephemerals(closed)]
     state, _ = await table.state()
     assert state.hand_no >= 5 or state.status is TableStatus.FINISHED
     assert assert_one_live_message_per_slot(dc) >= 1 or state.status is not TableStatus.PLAYING

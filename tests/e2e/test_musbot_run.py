@@ -77,7 +77,7 @@ async def test_both_platforms_in_one_process_survive_a_kill_9(
     fakes: tuple[FakeTelegram, FakeDiscord], tmp_path: Path
 ) -> None:
     tg, dc = fakes
-    guild = dc.add_guild("Mus club", locale="es-ES")
+    guild = dc.add_guild("Mus club", locale="es-ES", community=True)
     channel = dc.add_channel(guild, "mus")
     ane, brais = (dc.add_user(n, locale="es-ES", guilds=[guild]) for n in ("Ane", "Brais"))
     tg_ane, tg_brais = tg.add_user("Ane"), tg.add_user("Brais")
