@@ -953,6 +953,15 @@ async def test_cancel_closes_the_table_for_the_creator_only(h: Harness) -> None:
     assert not o.ok and o.answer == "There is no table in this chat. Start one with /newgame."
 
 
+async def test_a_moderator_may_cancel_a_table_they_do_not_sit_at(h: Harness) -> None:
+    tid = await started_pair(h)
+    zuri = UserRef("t:99", "Zuri", "en")
+    assert not (await h.service.cancel(GROUP, zuri)).ok  # not seated, not the creator
+    assert (await h.load(tid)).table.status is TableStatus.PLAYING
+    o = await h.service.cancel(GROUP, zuri, moderator=True)  # the platform says Zuri moderates the chat
+    assert o.ok and (await h.load(tid)).table.status is TableStatus.CANCELLED
+
+
 # --- fuzzing the buttons --------------------------------------------------------------------------------
 
 
