@@ -6,8 +6,9 @@ The production client (``adapters.discord.app.start_client``) runs against the f
 end-to-end tests (``tests/e2e/fake_discord.py``: REST and gateway on 127.0.0.1, every request checked against
 Discord's OpenAPI description), on a ``Service`` with in-process stores and seeded deals. Members open a table
 with ``/mus newgame``, sit and press the components the fake holds (a seeded mix of mus, discards chosen by
-toggling cards, paso, envidos, quiero/no quiero, the odd órdago); one has closed DMs and reads their hand
-with "My cards", ephemerally, every hand.
+toggling cards, paso, envidos, quiero/no quiero, the odd órdago); three asked for their cards by DM
+(``/mus dms on:True``), one has closed DMs and reads their hand with "My cards", ephemerally, every hand
+(that message then follows the hand by itself).
 
 1. **Throughput** (``--hands``, default 20), no pacing (``min_interval=0``): per hand, new channel messages,
    channel edits (superseded messages' components removed included), DM and ephemeral messages, interaction

@@ -329,7 +329,7 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
     ) -> None:
         mine = _private_hand(outcome, user)
-        private = mine is not None and (_is_ephemeral(interaction) or not await self._gets_dms(user))
+        private = mine is not None and (_is_ephemeral(interaction) or not await self._sees(interaction, mine))
         if not (private or outcome.answer or interaction.response.is_done()):
             await self._update_pressed(interaction, outcome)  # delivers the views itself
             return
@@ -350,9 +350,8 @@ class DiscordHandlers:
         if self.hands is not None:
             await self.hands.tell_if_closed(interaction, user)
 
-    async def _gets_dms(self, user: UserRef) -> bool:
-        """Whether the person's private views reach them by direct message."""
-        return self.hands is not None and await self.hands.gets_dms(user.key)
+    async def _sees(self, interaction: discord.Interaction[Any], mine: OutMessage) -> bool:
+        return self.hands is None or await self.hands.sees(interaction, mine)
 
     async def _mirror(
         self, interaction: discord.Interaction[Any], user: UserRef, view: OutMessage, message_id: str | None

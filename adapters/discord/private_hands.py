@@ -173,15 +173,29 @@ class PrivateHands:
         except StoreUnavailable:
             log.info("surfaces store unavailable: a hand's ephemeral will not follow the game")
 
+    async def _live(self, table: str, user: str) -> Mirror | None:
+        """The ephemeral that shows ``user``'s hand at ``table``, if it can still be edited."""
+        try:
+            mirror = Mirror.parse(await self.surfaces.get(table, user, MIRROR_SLOT))
+        except StoreUnavailable:
+            return None
+        return None if mirror is None or self.clock() >= mirror.expires else mirror
+
+    async def sees(self, interaction: discord.Interaction[Any], view: OutMessage) -> bool:
+        """Whether the presser sees their private ``view`` without a new ephemeral: in their DMs (they play
+        there, or asked for DMs), or on their "My cards" that follows the game."""
+        if interaction.guild_id is None or view.user is None:
+            return True
+        if view.slot == HAND_SLOT and await self._live(view.table, view.user) is not None:
+            return True
+        return await self.gets_dms(view.user)
+
     async def _mirror(self, chat: str, message: OutMessage) -> None:
         """Show a hand's view on its player's live "My cards" too (nothing if there is none)."""
         if message.slot != HAND_SLOT or not message.table or not self._private(chat, message):
             return
-        try:
-            mirror = Mirror.parse(await self.surfaces.get(message.table, chat, MIRROR_SLOT))
-        except StoreUnavailable:
-            return
-        if mirror is None or self.clock() >= mirror.expires:
+        mirror = await self._live(message.table, chat)
+        if mirror is None:
             return
         application_id = self.client.application_id
         if application_id is None:
