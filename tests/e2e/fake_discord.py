@@ -256,7 +256,8 @@ class FakeUser:
 
 @dataclass(eq=False)
 class FakeChannel:
-    """A guild text channel (type 0) or a DM channel (type 1, ``recipient`` set)."""
+    """A guild text channel (type 0), a public thread in one (type 11, ``parent_id`` set) or a DM channel
+    (type 1, ``recipient`` set)."""
 
     id: int
     guild_id: int | None
@@ -267,6 +268,7 @@ class FakeChannel:
     bot_can_send: bool = True
     last_message_id: int | None = None
     bot_permissions: int = BOT_PERMISSIONS
+    parent_id: int | None = None
     """What the bot may do here (its roles and the channel's overwrites resolved): ``app_permissions`` of
     every interaction in the channel; a post without View Channel and Send Messages, or with a file and
     without Attach Files, is refused (403 50013) as on Discord."""
@@ -275,6 +277,11 @@ class FakeChannel:
     def is_dm(self) -> bool:
         """A DM channel between the bot and ``recipient``."""
         return self.type == 1
+
+    @property
+    def is_thread(self) -> bool:
+        """A thread (posting in it takes Send Messages in Threads, not Send Messages)."""
+        return self.type in (10, 11, 12)
 
     def to_api(self, *, with_guild_id: bool = True) -> JSON:
         """The channel object (``GuildChannelResponse`` / ``PrivateChannelResponse``)."""
@@ -303,6 +310,21 @@ class FakeChannel:
         }
         if with_guild_id:
             data["guild_id"] = str(self.guild_id)
+        if self.is_thread:
+            data.pop("position")
+            data.pop("permission_overwrites")
+            data.update(
+                parent_id=str(self.parent_id),
+                owner_id=str(self.id >> 22 << 22),  # (someone's: threads are opened by members)
+                message_count=0,
+                member_count=1,
+                thread_metadata={
+                    "archived": False,
+                    "auto_archive_duration": 1440,
+                    "archive_timestamp": _iso(time.time()),
+                    "locked": False,
+                },
+            )
         return data
 
     def __repr__(self) -> str:
@@ -928,6 +950,13 @@ class FakeDiscord:
         guild.channels.append(channel)
         self.channels[channel.id] = channel
         return channel
+
+    def add_thread(self, parent: FakeChannel, name: str) -> FakeChannel:
+        """A public thread in ``parent`` (not in the guild's channel list, as Discord keeps threads apart)."""
+        thread = FakeChannel(self._past_snowflake(2), parent.guild_id, name, type=11, parent_id=parent.id)
+        thread.bot_permissions = parent.bot_permissions
+        self.channels[thread.id] = thread
+        return thread
 
     def add_user(
         self,
@@ -2115,7 +2144,9 @@ class FakeDiscord:
             assert channel.recipient is not None
             if not channel.recipient.dms_open:
                 raise DiscordError(403, 50007, "Cannot send messages to this user")
-        elif not channel.bot_can_send or ~channel.bot_permissions & (_VIEW_CHANNEL | _SEND_MESSAGES):
+        elif not channel.bot_can_send or ~channel.bot_permissions & (
+            _VIEW_CHANNEL | (_SEND_IN_THREADS if channel.is_thread else _SEND_MESSAGES)
+        ):
             raise DiscordError(403, 50013, "Missing Permissions")
 
     async def _list_messages(self, ctx: _Ctx) -> tuple[int, Any]:

@@ -90,6 +90,18 @@ async def test_newgame_names_the_permissions_the_bot_lacks_and_opens_nothing(
     channel.bot_permissions = BOT_PERMISSIONS
     opened = await table.slash(ane, "newgame")
     assert not opened.ephemeral and opened.response is not None and opened.response.custom_ids()
+    # In a thread, posting takes Send Messages in Threads (and only there).
+    thread = dc.add_thread(channel, "partida")
+    thread.bot_permissions = BOT_PERMISSIONS & ~PERMISSION_BITS["send_messages_in_threads"]
+    in_thread = await table.slash(ane, "newgame", channel=thread)
+    assert in_thread.ephemeral and "Enviar mensajes en hilos" in content(in_thread)
+    thread.bot_permissions = BOT_PERMISSIONS
+    played = await table.slash(ane, "newgame", channel=thread)
+    assert not played.ephemeral and played.response is not None and played.response.custom_ids()
+    lobby = played.response
+    brais = dc.add_user("Brais", locale="es-ES", guilds=[guild])
+    await table.press(brais, lobby, next(c for c in lobby.custom_ids() if c.endswith(".L.seat1")))
+    assert "Brais" in lobby.content  # (the thread's table is edited like any other)
     assert_interactions_answered(dc)
 
 
