@@ -10,7 +10,8 @@ A view with a file (a match's export) is sent with it as an attachment (:func:`f
 
 Text: views in light Markdown are Discord Markdown already; plain views are escaped, so a player called
 ``*Ane*`` is not shown in italics. Commands the core names (``/newgame``) are the ``/mus`` group's
-(``/mus newgame``). Mentions are never pinged (see :data:`NO_MENTIONS`).
+(``/mus newgame``; a chat's ``/language`` is ``/mus-admin language``). Mentions are never pinged (see
+:data:`NO_MENTIONS`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ MAX_OPTION_LABEL = 100
 MENU_PREFIX = "menu:"
 #: The core's texts name commands as ``/newgame``; on Discord they live in the ``/mus`` group.
 _COMMAND_RE = re.compile(r"(?<![\w/])/(" + "|".join(name for name, _ in COMMAND_LIST) + r")\b")
+#: The core's commands that are not ``/mus <name>`` on Discord: a chat's language is the server's, for its
+#: admins (``/mus language`` is one's own).
+DISCORD_COMMANDS = {"language": "mus-admin language"}
 #: Nobody is pinged by the bot's messages, whatever a player's name contains.
 NO_MENTIONS = discord.AllowedMentions.none()
 
@@ -151,7 +155,7 @@ def files_of(message: OutMessage) -> dict[str, Any]:
 def text_of(message: OutMessage) -> str:
     """The message content: Markdown views as they are, plain ones escaped; within 2,000 characters."""
     text = message.text if message.markdown else discord.utils.escape_markdown(message.text)
-    text = _COMMAND_RE.sub(r"/mus \1", text)
+    text = _COMMAND_RE.sub(lambda m: "/" + DISCORD_COMMANDS.get(m[1], f"mus {m[1]}"), text)
     if len(text) > MAX_TEXT:
         text = text[: MAX_TEXT - 1] + "…"
     return text or "…"

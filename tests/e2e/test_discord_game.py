@@ -259,6 +259,7 @@ async def test_rules_help_leaderboard_and_a_language_per_server(
     assert not summary.ephemeral and summary.response is not None and "**" in summary.response.content
     helped = await table.slash(ane, "help")
     assert helped.response is not None and "/mus newgame" in helped.response.content
+    assert "/mus-admin language" in helped.response.content  # (the server's: /mus language is one's own)
     board = await table.slash(ane, "leaderboard", {"everyone": True})
     assert board.response is not None and not board.ephemeral
     guild.member_permissions[ane.id] = USER_PERMISSIONS | PERMISSION_BITS["manage_guild"]
