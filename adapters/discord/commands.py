@@ -122,12 +122,9 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
     @app_commands.describe(language=locale_str(OWN_LANGUAGE_OPTION))
     @app_commands.choices(language=language_choices())
     async def language(interaction: discord.Interaction[Any], language: Choice[str]) -> None:
-        # One's own language is one's private chat's (as on every platform): the cards, the answers to
-        # oneself. The server's is its admins' (/mus-admin language).
+        # One's own: the cards, the answers to oneself (the server's is its admins': /mus-admin language).
         await handlers.command(
-            interaction,
-            lambda chat, user: service.set_language(_own_chat(user), user, language.value),
-            personal=True,
+            interaction, lambda chat, user: service.own_language.choose(user, language.value), personal=True
         )
 
     @group.command(name="dms", description=locale_str(DMS_DESCRIPTION))

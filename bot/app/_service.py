@@ -21,6 +21,7 @@ from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
 from bot.app._invitations import Invitations
 from bot.app._lesson_commands import LessonCommands
+from bot.app._own_language import OwnLanguage
 from bot.app._unit_of_work import TableWork
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
@@ -85,10 +86,10 @@ class Service:
     one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
     through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
     ``/help``, the act-once check and the throttle), :attr:`history` the hand history, :attr:`lessons`
-    ``/learn``, :attr:`invitations` whom to invite privately from a group and :attr:`moves` a chat that
-    moved to a new key (a Telegram group upgraded to a supergroup). A pressed button and an
-    invitation are routed by their type through one table each (:attr:`presses`, :attr:`invites`: the message
-    bus).
+    ``/learn``, :attr:`invitations` whom to invite privately from a group, :attr:`own_language` a person's
+    own language and :attr:`moves` a chat that moved to a new key (a Telegram group upgraded to a
+    supergroup). A pressed button and an invitation are routed by their type through one table each
+    (:attr:`presses`, :attr:`invites`: the message bus).
     """
 
     def __init__(self, deps: ServiceDeps) -> None:
@@ -101,6 +102,8 @@ class Service:
         self.lessons = LessonCommands(deps)
         self.invitations = Invitations(self.tables, self.chats)
         self.moves = ChatMoves(deps, self.chats, lambda table_id: self.show_table(table_id))
+        self.own_language = OwnLanguage(deps, self.tables)
+        """A person's own language (what they read alone), and their seat's."""
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
         self.presses.register(self._lesson_press, LessonChoice, OpenLesson)

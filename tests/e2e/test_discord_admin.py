@@ -204,6 +204,13 @@ async def test_a_basque_server_deals_basque_cards_and_one_s_own_language_wins(
     assert any("Zure kartak" in t for t in hand_texts(dc, ane))
     assert all("Tus cartas" not in t for t in hand_texts(dc, ane))
     assert any("Tes cartes" in t for t in hand_texts(dc, brais))
+    # Mid-game, Ane chooses Galician for herself: her "My cards" follows at once; the table stays Basque.
+    chosen = await table.slash(ane, "language", {"language": "gl"})
+    assert chosen.ephemeral and "Galego" in content(chosen)
+    mine = [m for m in dc.ephemerals(ane) if has_card(m.content)][-1]
+    assert "As túas cartas" in mine.content, mine.content
+    state, _ = await table.state()
+    assert state.lang == "eu" and state.seats[0].lang == "gl"
     assert_interactions_answered(dc)
     assert audit_no_card_leaks(dc, table) > 0
 

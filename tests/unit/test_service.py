@@ -953,6 +953,21 @@ async def test_cancel_closes_the_table_for_the_creator_only(h: Harness) -> None:
     assert not o.ok and o.answer == "There is no table in this chat. Start one with /newgame."
 
 
+async def test_one_s_own_language_is_kept_and_one_s_seat_follows_at_once(h: Harness) -> None:
+    tid = await started_pair(h)
+    o = await h.service.own_language.choose(BRAIS, "gl")
+    assert o.ok and "Galego" in (o.answer or ""), o.answer
+    assert await h.prefs.get_language(BRAIS.key) == "gl"
+    table = (await h.load(tid)).table
+    assert (
+        table.seats[table.seat_of(BRAIS.key) or 0].lang == "gl" and table.lang != "gl"
+    )  # (the table's stays)
+    mine = [m for m in o.messages if m.user == BRAIS.key and m.slot == "hand"]
+    assert mine and "As túas cartas" in mine[0].text  # drawn again, in Galician
+    with pytest.raises(ValueError):
+        await h.service.own_language.choose(BRAIS, "zz")
+
+
 async def test_a_moderator_may_cancel_a_table_they_do_not_sit_at(h: Harness) -> None:
     tid = await started_pair(h)
     zuri = UserRef("t:99", "Zuri", "en")
