@@ -42,7 +42,7 @@ TABLE_NEEDS: tuple[tuple[str, str], ...] = (
     ("embed_links", EMBED_LINKS),
     ("attach_files", ATTACH_FILES),  # (a match's export is posted as two files)
 )
-#: In a thread, posting takes this one as well.
+#: In a thread, posting takes this one instead of Send Messages.
 THREAD_NEEDS = ("send_messages_in_threads", SEND_IN_THREADS)
 #: Every permission the bot uses in a server: the invite link asks for these (docs/discord.md).
 INVITE_PERMISSIONS = discord.Permissions(
@@ -61,7 +61,11 @@ def missing_for_table(interaction: discord.Interaction[Any]) -> list[str]:
     if interaction.guild_id is None:
         return []
     granted = interaction.app_permissions
-    needs = (*TABLE_NEEDS, THREAD_NEEDS) if in_thread(interaction) else TABLE_NEEDS
+    needs = TABLE_NEEDS
+    if in_thread(interaction):
+        needs = tuple(
+            THREAD_NEEDS if attribute == "send_messages" else (attribute, name) for attribute, name in needs
+        )
     return [name for attribute, name in needs if not getattr(granted, attribute)]
 
 
