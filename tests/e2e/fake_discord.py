@@ -44,7 +44,8 @@ State kept like Discord:
   (the same id each time); sending into the DM of a user whose DMs are closed is 403 50007 ``Cannot send
   messages to this user``; each guild channel has the bot's permissions in it (``bot_permissions``, sent as
   ``app_permissions``): a post without View Channel and Send Messages, or a file without Attach Files, is 403
-  50013 ``Missing Permissions`` (interaction answers need none, as on Discord);
+  50013 ``Missing Permissions`` (interaction answers need none, as on Discord); a thread (``add_thread``)
+  takes Send Messages in Threads instead of Send Messages;
 * guilds: ``features`` (a ``COMMUNITY`` server reports its locale; any other always reports en-US, as
   Discord does), each member's permissions (``member.permissions`` of an interaction); a command with
   ``default_member_permissions`` is offered only to members who have them (or Administrator), unless an
