@@ -5,9 +5,9 @@
 Each chat gets one table view drawn through a real :class:`bot.delivery.Delivery` (a transport that answers at
 once, the in-memory surfaces store, no pacing): a view as large as a betting table's (about 600 characters,
 13 buttons with their tokens, each chat's own strings). Printed: the Python memory the delivery holds after
-the chats were served (``tracemalloc``, the surfaces store — Redis in production — left out), per chat, and how
-many slots each per-chat cache remembers. With more chats than the caches' bound, the bound holds and memory
-stops growing: the least recently used chats are forgotten one at a time.
+the chats were served (``tracemalloc``; the surfaces store, Redis in production, left out), per chat, and
+how many slots each per-chat cache remembers. With more chats than the caches' bound, the bound holds and
+memory stops growing: the least recently used chats are forgotten one at a time.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# bench/engine.py sits next to this file and would shadow the ``engine`` package: the project root first.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from bot.delivery import Delivery  # noqa: E402
-from bot.delivery._pending import LATEST_CAP  # noqa: E402
-from bot.delivery._surfaces_memory import MemorySurfaces  # noqa: E402
-from bot.kernel import Button, OutMessage  # noqa: E402
+from bot.delivery import Delivery
+from bot.delivery._pending import LATEST_CAP
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import Button, OutMessage
 
 TABLE = """🂠 Mus · Mano n.º {hand} · Juego 1 de 3 (0–0) · Vaca 1 de 3 · a 40
 Ane y 🤖 Iker · 0 piedras (0)
@@ -103,7 +104,8 @@ async def main_async(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--chats", type=int, nargs="+", default=[10_000, 50_000, 75_000])
     asyncio.run(main_async(parser.parse_args()))
 
