@@ -1406,17 +1406,40 @@ class FakeTelegram:
             self.chats[user.id] = chat
         return chat
 
-    def remove_bot_from(self, chat: FakeChat) -> None:
-        """The bot is kicked from a group (sends answer 403 afterwards)."""
+    def remove_bot_from(self, chat: FakeChat, *, by: FakeUser | None = None, banned: bool = False) -> None:
+        """The bot is removed from a group by ``by`` (an admin; ``banned``: and may not be added back by a
+        member's link): a ``my_chat_member`` update (``left``, or ``kicked`` when banned), and from then on
+        every call that writes there answers 403 (``bot was kicked from the group chat``, ``bot is not a
+        member of the supergroup chat``), edits of its old messages included, as on Telegram."""
+        self._bot_membership(chat, "kicked" if banned else "left", by)
         chat.bot_is_member = False
+
+    def add_bot_back(self, chat: FakeChat, *, by: FakeUser | None = None) -> None:
+        """An admin adds the bot to a group it was removed from: ``my_chat_member`` (``member``), and it may
+        post there again."""
+        self._bot_membership(chat, "member", by)
+        chat.bot_is_member = True
+
+    def _bot_membership(self, chat: FakeChat, status: str, by: FakeUser | None) -> None:
+        """Queue the ``my_chat_member`` update of the bot's new ``status`` in ``chat``."""
+        if not chat.is_group:
+            raise ValueError(f"chat {chat.id} is not a group")
+        was = "member" if chat.bot_is_member else "left"
+        if status == was:
+            raise ValueError(f"the bot is already {status} in {chat.id}")
+        people = sorted(chat.admins | chat.members)
+        admin = by or next((self.users[m] for m in people if m in self.users), None)
+        new: JSON = {"status": status, "user": self.bot_user.to_api()}
+        if status == "kicked":
+            new["until_date"] = 0
         self._queue_update(
             "my_chat_member",
             {
                 "chat": chat.to_api(),
-                "from": next(iter(self.users.values()), self.bot_user).to_api(),
+                "from": (admin or self.bot_user).to_api(),
                 "date": int(time.time()),
-                "old_chat_member": {"status": "member", "user": self.bot_user.to_api()},
-                "new_chat_member": {"status": "left", "user": self.bot_user.to_api()},
+                "old_chat_member": {"status": was, "user": self.bot_user.to_api()},
+                "new_chat_member": new,
             },
         )
 
@@ -1530,6 +1553,25 @@ class FakeTelegram:
                 "date": int(time.time()),
                 "old_chat_member": {"status": "member", "user": self.bot_user.to_api()},
                 "new_chat_member": {"status": "kicked", "user": self.bot_user.to_api(), "until_date": 0},
+            },
+        )
+
+    def user_unblocks_bot(self, user: FakeUser) -> None:
+        """``user`` unblocks the bot (the client's "Unblock" or "Restart"): ``my_chat_member`` (``kicked`` →
+        ``member``) in their private chat, and private sends work again. (A client's "Restart" also sends
+        ``/start``: :meth:`user_starts_bot`.)"""
+        if user.id not in self.blocked:
+            raise ValueError(f"user {user.id} has not blocked the bot")
+        self.blocked.discard(user.id)
+        self.started.add(user.id)
+        self._queue_update(
+            "my_chat_member",
+            {
+                "chat": self.private_chat(user).to_api(),
+                "from": user.to_api(),
+                "date": int(time.time()),
+                "old_chat_member": {"status": "kicked", "user": self.bot_user.to_api(), "until_date": 0},
+                "new_chat_member": {"status": "member", "user": self.bot_user.to_api()},
             },
         )
 
