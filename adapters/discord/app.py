@@ -91,6 +91,8 @@ class MusClient(discord.AutoShardedClient):
             platform="discord",
             key_platform=PREFIX.rstrip(":"),
         )
+        # A channel that refused a post (no right to post there any more) has its table paused: access.py.
+        self.sender.on_chat_lost = lambda view: service.pauses.chat_lost(view.chat or "")
         self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
         #: What :class:`TokenButton` and :class:`TokenMenu` call.
         self.press_handler = self.handlers.press
