@@ -90,7 +90,7 @@ async def resumed(
 ) -> Outcome:
     """After an interaction's work: refused at a paused table, the table resumes if the bot may post here
     again (the outcome of that), else the asker is told what is missing."""
-    if not outcome.paused or chat.private:
+    if not outcome.paused:
         return outcome
     missing = missing_to_post(interaction)
     if missing:

@@ -88,6 +88,7 @@ async def test_removed_mid_game_the_table_waits_and_resumes_when_added_back(
     before, match = await table.state()
     assert match is not None and match.hand is not None
     log = list(match.hand.log)
+    await table.settle()  # Ane's turn on screen, no call in flight
 
     tg.remove_bot_from(table.chat)
     version = await paused(table)
