@@ -118,6 +118,7 @@ QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or q
 CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
 BLOCKED = "Forbidden: bot was blocked by the user"
 KICKED = "Forbidden: bot was kicked from the group chat"
+NOT_ENOUGH_RIGHTS = "Bad Request: not enough rights to send text messages to the chat"
 CHAT_NOT_FOUND = "Bad Request: chat not found"
 POLL_CONFLICT = (
     "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
@@ -154,6 +155,24 @@ _DEFAULT_ALLOWED_UPDATES = frozenset(
         "managed_bot",
     }
 )  # everything except chat_member, message_reaction and message_reaction_count, as documented
+#: A restricted member's rights besides ``can_send_messages`` (ChatMemberRestricted, all required).
+_RESTRICTED_RIGHTS = (
+    "can_send_audios",
+    "can_send_documents",
+    "can_send_photos",
+    "can_send_videos",
+    "can_send_video_notes",
+    "can_send_voice_notes",
+    "can_send_polls",
+    "can_send_other_messages",
+    "can_add_web_page_previews",
+    "can_react_to_messages",
+    "can_edit_tag",
+    "can_change_info",
+    "can_invite_users",
+    "can_pin_messages",
+    "can_manage_topics",
+)
 _BUTTON_COSMETIC_FIELDS = frozenset({"text", "icon_custom_emoji_id", "style"})
 _DEEP_LINK_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _BOT_COMMAND = re.compile(r"[a-z0-9_]{1,32}")
@@ -992,6 +1011,8 @@ class FakeChat:
     admins: set[int] = field(default_factory=set)
     bot_is_member: bool = True
     bot_is_admin: bool = False
+    bot_can_post: bool = True
+    """Whether the group's admins let the bot post (a restricted member may not: 400 not enough rights)."""
 
     @property
     def is_group(self) -> bool:
@@ -1419,6 +1440,30 @@ class FakeTelegram:
         post there again."""
         self._bot_membership(chat, "member", by)
         chat.bot_is_member = True
+
+    def restrict_bot(self, chat: FakeChat, *, can_post: bool, by: FakeUser | None = None) -> None:
+        """An admin forbids the bot to post in a group (``can_post=False``: it stays a member, restricted, and
+        every ``send*`` answers 400 ``not enough rights``; edits of its messages still pass) or lifts that: a
+        ``my_chat_member`` update either way (``member`` ↔ ``restricted``)."""
+        if not chat.is_group or not chat.bot_is_member or chat.bot_can_post == can_post:
+            raise ValueError(f"the bot is not a member of {chat.id}, or may already post there: {can_post}")
+        rights = dict.fromkeys(_RESTRICTED_RIGHTS, can_post)
+        restricted: JSON = {"status": "restricted", "user": self.bot_user.to_api(), "is_member": True}
+        restricted.update(rights, can_send_messages=False, until_date=0)
+        member: JSON = {"status": "member", "user": self.bot_user.to_api()}
+        chat.bot_can_post = can_post
+        people = sorted(chat.admins | chat.members)
+        admin = by or next((self.users[m] for m in people if m in self.users), None)
+        self._queue_update(
+            "my_chat_member",
+            {
+                "chat": chat.to_api(),
+                "from": (admin or self.bot_user).to_api(),
+                "date": int(time.time()),
+                "old_chat_member": restricted if can_post else member,
+                "new_chat_member": member if can_post else restricted,
+            },
+        )
 
     def _bot_membership(self, chat: FakeChat, status: str, by: FakeUser | None) -> None:
         """Queue the ``my_chat_member`` update of the bot's new ``status`` in ``chat``."""
@@ -2001,8 +2046,14 @@ class FakeTelegram:
             )
         return chat
 
+    def _postable_chat(self, chat_id: int | str) -> FakeChat:
+        chat = self._writable_chat(chat_id)
+        if chat.is_group and not chat.bot_can_post:
+            raise ApiError(400, NOT_ENOUGH_RIGHTS)
+        return chat
+
     async def _send_message(self, params: JSON) -> JSON:
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._postable_chat(params["chat_id"])
         text, entities = parse_formatted_text(
             params["text"], params.get("parse_mode"), params.get("entities")
         )
@@ -2018,7 +2069,7 @@ class FakeTelegram:
         return message.to_api()
 
     async def _send_document(self, params: JSON) -> JSON:
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._postable_chat(params["chat_id"])
         upload = params["document"]
         if not isinstance(upload, Upload):  # a file_id or URL: this fake keeps no files to name
             raise _bad("wrong file identifier/HTTP URL specified")

@@ -407,6 +407,17 @@ async def test_the_bots_membership_as_telegram_tells_it(
     assert status == 403  # its old messages cannot be edited either
     tg.add_bot_back(group, by=ane)
     assert (await api(http, tg, "sendMessage", chat_id=group.id, text="de vuelta"))[0] == 200
+    tg.restrict_bot(group, can_post=False)
+    status, body = await api(http, tg, "sendMessage", chat_id=group.id, text="?")
+    assert (status, body["description"]) == (
+        400,
+        "Bad Request: not enough rights to send text messages to the chat",
+    )
+    message_id = tg.bot_messages(group)[-1].message_id
+    assert (await api(http, tg, "editMessageText", chat_id=group.id, message_id=message_id, text="y"))[
+        0
+    ] == 200
+    tg.restrict_bot(group, can_post=True)
     tg.user_starts_bot(ane)
     tg.user_blocks_bot(ane)
     tg.user_unblocks_bot(ane)
@@ -425,6 +436,8 @@ async def test_the_bots_membership_as_telegram_tells_it(
         (group.id, "member", "left"),
         (basic.id, "member", "kicked"),
         (group.id, "left", "member"),
+        (group.id, "member", "restricted"),
+        (group.id, "restricted", "member"),
         (ane.id, "member", "kicked"),
         (ane.id, "kicked", "member"),
     ]

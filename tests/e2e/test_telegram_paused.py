@@ -194,3 +194,24 @@ async def test_a_player_who_blocked_the_bot_is_told_once_and_gets_the_hand_back(
     hand_no = (await table.state())[0].hand_no
     tg.user_unblocks_bot(dani)
     await tg.wait_for(lambda: table.hand_message(3, hand_no) is not None, timeout=5.0)
+
+
+async def test_a_bot_forbidden_to_post_pauses_the_table_until_allowed_again(
+    tg: FakeTelegram, bots: list[RunningBot]
+) -> None:
+    """An admin restricts the bot (it stays in the group, but may not post): paused, as if removed; the
+    restriction lifted, the table resumes."""
+    bot = await start_bot(tg, memory_service(FLOW))
+    bots.append(bot)
+    table = await started(tg, bot, humans=(0,))
+    await at_turn_of(table, 0)
+    await table.settle()
+    tg.restrict_bot(table.chat, can_post=False)
+    version = await paused(table)
+    await asyncio.sleep(3 * FLOW.turn_timeout)
+    stored = await bot.service.deps.tables.load(table.table_id)
+    assert stored is not None and stored.version == version
+    assert not [c for c in tg.calls() if c.params.get("chat_id") == table.chat.id and not c.ok]
+    tg.restrict_bot(table.chat, can_post=True)
+    await tg.wait_for(lambda: RESUMED in tg.group_texts(table.chat), timeout=5.0)
+    assert (await table.state())[0].paused is None
