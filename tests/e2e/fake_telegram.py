@@ -52,7 +52,10 @@ Limits enforced (the numbers come from the spec's descriptions where it states t
 * ``setWebhook.url`` must be HTTPS (or empty).
 
 State kept like Telegram: users who started / blocked the bot (``bot can't initiate conversation with a
-user`` / ``bot was blocked by the user``), chats and per-chat message ids, the current text and inline
+user`` / ``bot was blocked by the user``), the bot's membership of each group (removed: ``bot was kicked from
+the group chat`` / ``bot is not a member of the supergroup chat``; restricted: ``not enough rights`` on
+sends), each change told by a ``my_chat_member`` update as Telegram does (``remove_bot_from``,
+``add_bot_back``, ``restrict_bot``, ``user_blocks_bot``, ``user_unblocks_bot``), chats and per-chat message ids, the current text and inline
 keyboard of every message (``message to edit not found``, ``message is not modified``, ``message can't be
 edited``, ``message to delete not found``), callback queries (``query is too old ... or query ID is
 invalid`` when unknown, already answered or older than ``callback_timeout``), the bot's command lists per
