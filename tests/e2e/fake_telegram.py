@@ -51,19 +51,19 @@ Limits enforced (the numbers come from the spec's descriptions where it states t
   ``[A-Za-z0-9_-]{1,64}`` (the only kind a bot without a game may pass);
 * ``setWebhook.url`` must be HTTPS (or empty).
 
-State kept like Telegram: users who started / blocked the bot (``bot can't initiate conversation with a
-user`` / ``bot was blocked by the user``), the bot's membership of each group (removed: ``bot was kicked from
-the group chat`` / ``bot is not a member of the supergroup chat``; restricted: ``not enough rights`` on
-sends), each change told by a ``my_chat_member`` update as Telegram does (``remove_bot_from``,
-``add_bot_back``, ``restrict_bot``, ``user_blocks_bot``, ``user_unblocks_bot``), chats and per-chat message ids, the current text and inline
-keyboard of every message (``message to edit not found``, ``message is not modified``, ``message can't be
-edited``, ``message to delete not found``), callback queries (``query is too old ... or query ID is
-invalid`` when unknown, already answered or older than ``callback_timeout``), the bot's command lists per
-scope and language, and the webhook (``getUpdates`` is a 409 while one is set). Concurrent ``getUpdates``
-calls terminate the older one with a 409 ``Conflict`` unless its client has gone away (a long poll whose
-client disconnects is cancelled and recorded as ``Call.cancelled``, not as rejected). As on Telegram, an
-``editMessageText`` without ``reply_markup`` removes the inline keyboard, and an empty inline keyboard is no
-keyboard.
+State kept like Telegram: users who started / blocked the bot (``bot can't initiate conversation with a user``
+/ ``bot was blocked by the user``), the bot's membership of each group (removed: ``bot was kicked from the
+group chat`` / ``bot is not a member of the supergroup chat``; restricted: ``not enough rights`` on sends),
+each change told by a ``my_chat_member`` update as Telegram does (``remove_bot_from``, ``add_bot_back``,
+``restrict_bot``, ``user_blocks_bot``, ``user_unblocks_bot``), chats and per-chat message ids, the current
+text and inline keyboard of every message (``message to edit not found``, ``message is not modified``,
+``message can't be edited``, ``message to delete not found``), callback queries (``query is too old ... or
+query ID is invalid`` when unknown, already answered or older than ``callback_timeout``), the bot's command
+lists per scope and language, and the webhook (``getUpdates`` is a 409 while one is set). Concurrent
+``getUpdates`` calls terminate the older one with a 409 ``Conflict`` unless its client has gone away (a long
+poll whose client disconnects is cancelled and recorded as ``Call.cancelled``, not as rejected). As on
+Telegram, an ``editMessageText`` without ``reply_markup`` removes the inline keyboard, and an empty inline
+keyboard is no keyboard.
 
 Implemented methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, sendMessage, sendDocument
 (a multipart upload, whose content is kept: ``FakeTelegram.documents``; a ``file_id`` or URL string is refused
