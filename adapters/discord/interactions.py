@@ -81,6 +81,8 @@ class DiscordHandlers:
     """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
     window: AnswerWindow = DISCORD
     """How interactions are timed: their store budget and when they are deferred at the latest."""
+    last_presses: access.LastPresses = field(default_factory=access.LastPresses)
+    """The last press in each channel (told by follow-up if the channel then refuses the bot's posts)."""
     _in_flight: int = 0
     _idle: asyncio.Event = field(default_factory=asyncio.Event)
     _remembering: set[asyncio.Task[None]] = field(default_factory=set)

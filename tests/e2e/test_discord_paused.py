@@ -2,8 +2,9 @@
 Discord, which refuses a post without permission (403 50013 Missing Permissions) and reports the bot's
 permissions in the channel with every interaction (``app_permissions``), as Discord does.
 
-The table is paused (no deadline fires, nothing more is posted), the players are told ephemerally at their
-next press what permission the bot lacks, and once it is given back, a press resumes the table where it was.
+The table is paused (no deadline fires, nothing more is posted), the last presser is told at once by an
+ephemeral follow-up, the players at their next press what permission the bot lacks, and once it is given
+back, a press resumes the table where it was.
 """
 
 from __future__ import annotations
@@ -82,6 +83,18 @@ async def test_a_channel_that_refuses_posts_mid_game_pauses_the_table_until_perm
     version = await paused_version(table)  # Ane's turn ran out: its notice was refused (50013)
     refused = [c for c in dc.calls[since:] if not c.ok]
     assert refused and all(c.code == 50013 for c in refused), refused
+
+    # Ane pressed last (Start): she is told at once, by an ephemeral follow-up of that press.
+    def told_now() -> list[tuple[str, str, bool]]:
+        return [
+            (i.user.name, m.content, m.ephemeral)
+            for i in dc.interactions
+            for m in i.followups
+            if m.content.startswith("I can no longer post in this channel")
+        ]
+
+    assert await dc.wait_for(told_now, timeout=5.0)
+    assert [(who, ephemeral) for who, _, ephemeral in told_now()] == [("Ane", True)]
     await table.settle()
     quiet_since = len(dc.calls)
     await asyncio.sleep(3 * FLOW.turn_timeout)
