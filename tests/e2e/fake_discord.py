@@ -1055,7 +1055,7 @@ class FakeDiscord:
             "channel": self._interaction_channel(channel),
             "channel_id": str(channel.id),
             "locale": user.locale,
-            "app_permissions": str(BOT_PERMISSIONS),
+            "app_permissions": str(self._app_permissions(channel)),
             "entitlements": [],
             "entitlement_sku_ids": [],
             "authorizing_integration_owners": _owners(guild),
@@ -1083,6 +1083,14 @@ class FakeDiscord:
         self._interactions[interaction_id] = inter
         self._by_token[token] = inter
         return inter
+
+    @staticmethod
+    def _app_permissions(channel: FakeChannel) -> int:
+        """The bot's permissions in ``channel`` as an interaction reports them: without Send Messages where
+        it may not post (``bot_can_send`` false, whose posts answer 403 50013)."""
+        if channel.is_dm or channel.bot_can_send:
+            return BOT_PERMISSIONS
+        return BOT_PERMISSIONS & ~_SEND_MESSAGES
 
     def _interaction_channel(self, channel: FakeChannel) -> JSON:
         data = channel.to_api()
