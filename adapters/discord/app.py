@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from typing import Any
 
@@ -19,6 +20,7 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.discord import access
 from adapters.discord.admin import admin_group, guard_settings
 from adapters.discord.commands import CatalogTranslator, mus_group
 from adapters.discord.ids import PREFIX
@@ -94,6 +96,8 @@ class MusClient(discord.AutoShardedClient):
             key_platform=PREFIX.rstrip(":"),
         )
         self.handlers = DiscordHandlers(service, self.sender, hands=self.transport)
+        # A channel that refused a post (no right to post there any more) has its table paused: access.py.
+        self.sender.on_chat_lost = functools.partial(access.chat_lost, self.handlers)
         #: What :class:`TokenButton` and :class:`TokenMenu` call (a server's settings only for its admins).
         self.press_handler = guard_settings(self.handlers)
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)

@@ -28,6 +28,7 @@ from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.kernel import ChatRef, Outcome, UserRef
+from bot.store import StoreUnavailable
 
 _ = N_
 
@@ -91,12 +92,20 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
         allowed_installs=INSTALLS,
     )
 
+    async def _has_table(chat: ChatRef) -> bool:
+        try:
+            return await service.deps.tables.table_for_chat(chat.key) is not None
+        except StoreUnavailable:
+            return False  # (refused all the same: no table opens where it cannot be posted)
+
     @group.command(name="newgame", description=_describe("newgame"))
     async def newgame(interaction: discord.Interaction[Any]) -> None:
         missing = missing_for_table(interaction)
 
         async def work(chat: ChatRef, user: UserRef) -> Outcome:
-            if not missing:
+            # A table already here is shown (or, paused, says what it waits for: access.py); a new one is
+            # not opened where it could not be posted.
+            if not missing or await _has_table(chat):
                 return await service.new_table(chat, user)
             lang = await service.chats.language_of(chat, user)  # the table's language
             return Outcome(answer=missing_text(lang, missing), ok=False)

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import discord
 
+from adapters.discord import access
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.languages import reader
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
@@ -78,10 +79,11 @@ class DiscordHandlers:
     service: Service
     sender: Delivery
     hands: PrivateHands | None = None
-    """Where private views go (a live "My cards", DMs for those who asked); ``None``: nowhere but the
-    answers to interactions (unit tests)."""
+    """Where private views go: a live "My cards", DMs for those who asked (``None``: unit tests)."""
     window: AnswerWindow = DISCORD
     """How interactions are timed: their store budget and when they are deferred at the latest."""
+    last_presses: access.LastPresses = field(default_factory=access.LastPresses)
+    """The last press in each channel (told by follow-up if the channel then refuses the bot's posts)."""
     _in_flight: int = 0
     _idle: asyncio.Event = field(default_factory=asyncio.Event)
     _remembering: set[asyncio.Task[None]] = field(default_factory=set)
@@ -227,16 +229,16 @@ class DiscordHandlers:
                     await self._say(interaction, refused.answer or DONE)
                     return
                 outcome = await self._in_time(interaction, work(chat, user), times, command=True)
-                await self._answer_command(interaction, chat, user, outcome, personal)
+                outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
+                if personal:  # a setting of the asker's: said to them alone
+                    self.sender.deliver(outcome.messages)
+                    await self._say(interaction, outcome.answer or DONE)
+                else:
+                    await self._answer_command(interaction, chat, user, outcome)
                 await self._tell_if_closed(interaction, user)
 
     async def _answer_command(
-        self,
-        interaction: discord.Interaction[Any],
-        chat: ChatRef,
-        user: UserRef,
-        outcome: Outcome,
-        personal: bool = False,
+        self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
     ) -> None:
         messages = list(outcome.messages)
         # Private texts asked for in a server (the full rules) are shown to the asker there, ephemerally.
@@ -257,9 +259,7 @@ class DiscordHandlers:
         if reply is None or not outcome.ok or deferred:
             self.sender.deliver(messages)
             await self._say(
-                interaction,
-                outcome.answer or DONE,
-                ephemeral=personal or not outcome.ok or not outcome.answer,
+                interaction, outcome.answer or DONE, ephemeral=not outcome.ok or not outcome.answer
             )
             return
         message_id = await self._show(interaction, reply, ephemeral=False)
@@ -281,8 +281,11 @@ class DiscordHandlers:
             async with self._answering(interaction, user, "button press", delivered=True):
                 user = await reader(self.service, chat, user)
                 token = read_token(data)  # parsed once, here: the service and the answer below use it
+                if await access.refused(self, interaction, chat, user):  # the bot may not post here
+                    return
                 pressed = self.service.press(user, token, chat)
                 outcome = await self._in_time(interaction, pressed, times, command=False)
+                outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
                 await self._answer_token(interaction, user, token, outcome)
                 await self._tell_if_closed(interaction, user)
 
@@ -356,8 +359,7 @@ class DiscordHandlers:
     async def _mirror(
         self, interaction: discord.Interaction[Any], user: UserRef, view: OutMessage, message_id: str | None
     ) -> None:
-        """The ephemeral ``message_id`` shows the person's hand now: the game keeps it up to date."""
-        if self.hands is not None:
+        if self.hands is not None:  # (the ephemeral message_id shows the hand now: the game keeps it so)
             await self.hands.remember(interaction, user.key, view, message_id)
 
     async def _update_pressed(self, interaction: discord.Interaction[Any], outcome: Outcome) -> None:

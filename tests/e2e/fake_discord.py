@@ -1161,7 +1161,7 @@ class FakeDiscord:
             "channel": self._interaction_channel(channel, user),
             "channel_id": str(channel.id),
             "locale": user.locale,
-            "app_permissions": str(channel.bot_permissions if guild is not None else _DM_APP_PERMISSIONS),
+            "app_permissions": str(self._app_permissions(channel)),
             "entitlements": [],
             "entitlement_sku_ids": [],
             "authorizing_integration_owners": _owners(guild),
@@ -1193,6 +1193,17 @@ class FakeDiscord:
         self._interactions[interaction_id] = inter
         self._by_token[token] = inter
         return inter
+
+    @staticmethod
+    def _app_permissions(channel: FakeChannel) -> int:
+        """The bot's permissions in ``channel`` as an interaction reports them (``bot_permissions``): without
+        Send Messages (in Threads) where it may not post (``bot_can_send`` false, whose posts answer 403
+        50013)."""
+        if channel.is_dm:
+            return _DM_APP_PERMISSIONS
+        if channel.bot_can_send:
+            return channel.bot_permissions
+        return channel.bot_permissions & ~(_SEND_MESSAGES | _SEND_IN_THREADS)
 
     def _interaction_channel(self, channel: FakeChannel, user: FakeUser) -> JSON:
         data = channel.to_api()
