@@ -7,10 +7,11 @@ per 5 s, 50 requests a second for the bot, interaction callbacks apart; a reques
 production builds it (one call a second per channel, discord.py pacing itself by the headers). In each of
 two channels, people type ``/mus help``, ``/mus leaderboard``, ``/mus newgame`` and ``/mus cancel`` twice a
 second each; in a third, four members play (bench/discord_players.py: one reads their cards with "My cards").
-Printed: the game's interactions (in the channel, in DMs, on ephemerals) answered, the answer latency from
-each interaction's creation (p50, p99, max), answered late (over Discord's 3 s: the member sees "This
-interaction failed") and never; how long the member on turn waited for their buttons; per channel, the
-commands typed and answered in time, the lane's posts and edits (the most in any 5 s) and the 429s.
+Printed: the players' interactions in the game's channel (its table, the ephemerals of "My cards"), then in
+their DMs: answered, the answer latency from each interaction's creation (p50, p99, max), answered late
+(over Discord's 3 s: the member sees "This interaction failed") and never; how long the member on turn
+waited for their buttons; per channel, the commands typed and answered in time, the lane's posts and edits
+(the most in any 5 s) and the 429s.
 """
 
 from __future__ import annotations
@@ -36,14 +37,14 @@ INTERACTION_WINDOW = 3.0
 async def spam(dc: FakeDiscord, guild: FakeGuild, channel: FakeChannel, stop: asyncio.Event) -> int:
     """:data:`SPAMMERS` people type commands in ``channel`` twice a second each until ``stop``; how many."""
     people = [dc.add_user(f"{channel.name} {n}", locale="es-ES", guilds=[guild]) for n in range(SPAMMERS)]
-    typed = 0
+    rounds = 0
     while not stop.is_set():
-        for person in people:
-            dc.slash(person, channel, "mus", COMMANDS[typed % len(COMMANDS)])
-            typed += 1
+        for n, person in enumerate(people):  # each one types every command in turn (cancelling their lobby)
+            dc.slash(person, channel, "mus", COMMANDS[(rounds + n) % len(COMMANDS)])
+        rounds += 1
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.5)
-    return typed
+    return rounds * len(people)
 
 
 def channel_of(call: Call) -> int | None:
@@ -109,14 +110,18 @@ async def neighbours(hands: int, seed: int, *, flood_the_game: bool) -> None:
     flooded = "flooded too" if flood_the_game else "quiet"
     print(f"  the game's channel {flooded}: {played} hand(s), {elapsed:.1f} s wall")
     members = set(table.players.values())
-    game = [i for i in dc.interactions if i.user in members]
-    latencies, late, never = in_time(game)
-    p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
-    print(
-        f"    the players' interactions answered: {len(latencies)} of {len(game)} · from creation p50 "
-        f"{ms(p50)} · p99 {ms(p99)} · max {ms(max(latencies, default=float('nan')))} · answered late "
-        f"(> {INTERACTION_WINDOW:.0f} s): {late} · never answered: {never}"
-    )
+    for where, here in (
+        ("in the game's channel", lambda i: i.channel is table.channel),
+        ("in their DMs", lambda i: i.channel.is_dm),
+    ):
+        game = [i for i in dc.interactions if i.user in members and here(i)]
+        latencies, late, never = in_time(game)
+        p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+        print(
+            f"    the players' interactions {where}: {len(latencies)} of {len(game)} answered · from "
+            f"creation p50 {ms(p50)} · p99 {ms(p99)} · max {ms(max(latencies, default=float('nan')))} · "
+            f"answered late (> {INTERACTION_WINDOW:.0f} s): {late} · never answered: {never}"
+        )
     waits = table.waits
     print(
         f"    member on turn waiting for their buttons: p50 {percentile(waits, 0.5):.2f} s · p99 "
