@@ -25,11 +25,12 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
 from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.kernel import OutMessage
+from bot.kernel import LruCache, OutMessage
 
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
-#: People remembered as having blocked the bot at most (then forgotten at once: only the notice's wording).
+#: People remembered as having blocked the bot at most (the least recent forgotten first: only the notice's
+#: wording depends on it).
 MAX_BLOCKED_REMEMBERED = 50_000
 _T = TypeVar("_T")
 
@@ -104,7 +105,7 @@ class TelegramTransport:
         self.on_moved: Callable[[int, int, OutMessage], Awaitable[None]] | None = None
         """Told of a post or edit refused because the chat moved (old id, new id, the view), before the call
         fails with :class:`ChatMoved`."""
-        self._blocked: set[str] = set()
+        self._blocked: LruCache[str, bool] = LruCache(MAX_BLOCKED_REMEMBERED)
 
     async def _moved(self, chat: str, moved: ChatMoved, message: OutMessage) -> None:
         """A call for ``chat`` was refused because it moved: tell :attr:`on_moved` (the call still fails)."""
@@ -118,11 +119,9 @@ class TelegramTransport:
     def _refused(self, chat: str, refusal: Unreachable | None) -> None:
         """Remember whether ``chat`` (a person) refused a post because they blocked the bot."""
         if refusal is not None and "blocked by the user" in str(refusal):
-            if len(self._blocked) >= MAX_BLOCKED_REMEMBERED:
-                self._blocked.clear()  # bounded: at worst one is invited with the plainer notice
-            self._blocked.add(chat)
+            self._blocked.put(chat, True)
         else:
-            self._blocked.discard(chat)
+            self._blocked.pop(chat)
 
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is a Telegram key (``tg:<id>``)."""
