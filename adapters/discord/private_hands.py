@@ -143,9 +143,10 @@ class PrivateHands:
         return message.user is not None and parsed is not None and parsed[0] == "u"
 
     async def _by_dm(self, chat: str, message: OutMessage) -> bool:
-        """Whether a private view goes by direct message: the person asked for it, or plays this table in
-        their direct messages (a solo game: everything is there)."""
-        if await self.gets_dms(chat):
+        """Whether a private view goes by direct message: anything but a hand (what the person asked for in
+        their DMs: the full rules, a lesson; in a server those are shown ephemerally), or a hand of someone
+        who asked for DMs, or who plays this table in their direct messages (a solo game)."""
+        if message.slot != HAND_SLOT or await self.gets_dms(chat):
             return True
         if not message.table:
             return False

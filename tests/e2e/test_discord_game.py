@@ -241,6 +241,10 @@ async def test_a_solo_game_in_direct_messages(
     await table.press(ane, created.response, start)
     await table.play(until=lambda t, m: t.hand_no >= 2 or t.status is not TableStatus.PLAYING)
     assert any(has_card(m.content) for m in dc.dm_messages(ane))
+    # What she asks for in the DM comes there too (she never asked for her cards by DM: she plays there).
+    before = len(dc.dm_messages(ane))
+    await table.slash(ane, "rules", {"full": True})
+    assert len(dc.dm_messages(ane)) >= before + 4, [m.content[:30] for m in dc.dm_messages(ane)]
     assert dc.rejected() == []
 
 
