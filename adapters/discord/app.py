@@ -24,6 +24,7 @@ from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
 from adapters.discord.settings import DiscordSettings
+from adapters.discord.shards import ShardWatch, quiet_reconnects
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
@@ -97,6 +98,9 @@ class MusClient(discord.AutoShardedClient):
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
         self.tree.add_command(mus_group(self.handlers))
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+        self.shard_watch = ShardWatch()
+        quiet_reconnects()
+        """Which of this process's shards are connected (its readiness)."""
 
     async def setup_hook(self) -> None:
         """Register the persistent components and the commands' translations; sync the commands."""
@@ -126,9 +130,32 @@ class MusClient(discord.AutoShardedClient):
     ) -> None:
         log.error("slash command error: %s", error)
 
+    async def on_shard_connect(self, shard_id: int) -> None:
+        """A shard got a new session (READY)."""
+        self.shard_watch.connected(shard_id, "connect")
+
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        """A shard resumed its session (the events it missed are replayed)."""
+        self.shard_watch.connected(shard_id, "resume")
+
+    async def on_shard_disconnect(self, shard_id: int) -> None:
+        """A shard lost its connection; discord.py connects it again."""
+        self.shard_watch.disconnected(shard_id)
+
     async def on_shard_ready(self, shard_id: int) -> None:
-        """Log each shard as it connects."""
+        """Log each shard once its servers arrived."""
         log.info("discord shard %s ready as %s", shard_id, self.user)
+
+    def expected_shards(self) -> list[int]:
+        """The shards this process runs (all of them when it runs them all)."""
+        if self.shard_ids:
+            return list(self.shard_ids)
+        return list(range(self.shard_count or 1))
+
+    async def close(self) -> None:
+        """Close on purpose: the shards' disconnects that follow are no outage."""
+        self.shard_watch.closing = True
+        await super().close()
 
 
 class DiscordRuntime:
@@ -146,8 +173,11 @@ class DiscordRuntime:
         return self.client.sender
 
     async def ready(self) -> bool:
-        """Whether every shard of this process is connected."""
-        return self.client.is_ready() and not self.client.is_closed()
+        """Whether every shard of this process is connected now (false while one is down: the
+        interactions of its servers are not reaching us)."""
+        client = self.client
+        client.shard_watch.expect(client.expected_shards())
+        return client.is_ready() and not client.is_closed() and client.shard_watch.ready()
 
     async def stop(self) -> None:
         """Stop gracefully: the deadline loop, the interactions in hand, the last views (bounded), the

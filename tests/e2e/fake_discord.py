@@ -70,7 +70,9 @@ installed). ``INTERACTION_CREATE`` goes to the live session of the guild's shard
 for a session of that shard that lost its connection and may still RESUME; with neither, the interaction is
 recorded as not delivered (on Discord the user sees "This interaction failed"). ``GUILD_CREATE`` lists every
 member only with the GUILD_MEMBERS intent (else just the bot). The server outlives its clients: a new client
-can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent.
+can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. An outage:
+:meth:`FakeDiscord.drop_shard` closes a shard's connection and, while :attr:`FakeDiscord.gateway_down`, the
+gateway answers every new connection 503 (the client backs off and tries again).
 
 Test modules in this package import it relatively (``from .fake_discord import FakeDiscord``).
 """
@@ -768,6 +770,11 @@ class FakeDiscord:
         self._changed = asyncio.Event()
         self._t0 = time.monotonic()
         self._runner: web.AppRunner | None = None
+        self.gateway_down = False
+        """While true, the gateway refuses new connections (503 to the websocket upgrade, as Discord's edge
+        does in an outage); live connections are untouched (:meth:`drop_shard` closes one)."""
+        self.refused_connections = 0
+        """Connections refused so far because the gateway was down."""
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -1342,6 +1349,12 @@ class FakeDiscord:
                 s._conn.close(code, "Disconnected by FakeDiscord")
         await asyncio.sleep(0)
 
+    async def drop_shard(self, session: GatewaySession) -> None:
+        """An outage of one shard: its connection closes (1006-like, resumable) and the gateway refuses every
+        new connection until :attr:`gateway_down` is set false again (the client retries with a backoff)."""
+        self.gateway_down = True
+        await self.disconnect(session, code=4000)
+
     def request_reconnect(self, session: GatewaySession) -> None:
         """Send op 7 RECONNECT to a session (the client closes and RESUMEs)."""
         if session._conn is not None:
@@ -1371,6 +1384,9 @@ class FakeDiscord:
         ws = web.WebSocketResponse(max_msg_size=16 * 1024 * 1024)
         if not ws.can_prepare(request).ok:
             return await self._outside_api(request)
+        if self.gateway_down:
+            self.refused_connections += 1
+            return web.Response(status=503, text="upstream connect error")
         await ws.prepare(request)
         conn = _Connection(ws, request.query.get("compress"))
         self._connections.add(conn)
