@@ -20,6 +20,7 @@ import yarl
 from discord import app_commands
 
 from adapters.discord.commands import CatalogTranslator, mus_group
+from adapters.discord.errors import answer_error, guarded
 from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
@@ -93,8 +94,8 @@ class MusClient(discord.AutoShardedClient):
             key_platform=PREFIX.rstrip(":"),
         )
         self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
-        #: What :class:`TokenButton` and :class:`TokenMenu` call.
-        self.press_handler = self.handlers.press
+        #: What :class:`TokenButton` and :class:`TokenMenu` call (whatever escapes it is answered too).
+        self.press_handler = guarded(lambda: self.handlers.press)
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
         self.tree.add_command(mus_group(self.handlers))
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
@@ -123,12 +124,14 @@ class MusClient(discord.AutoShardedClient):
             return
         custom_id = str(interaction.data.get("custom_id", ""))
         if not _carries(interaction.message, custom_id):
-            await self.handlers.press(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
+            await self.press_handler(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
 
     async def _on_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        log.error("slash command error: %s", error)
+        """A command discord.py could not run (out of date, refused by a check, failed): logged once, and
+        the person told ephemerally (:func:`adapters.discord.errors.answer_error`)."""
+        await answer_error(interaction, error)
 
     async def on_shard_connect(self, shard_id: int) -> None:
         """A shard got a new session (READY)."""

@@ -11,18 +11,23 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
+import discord
 import pytest
+from discord import app_commands
 from prometheus_client import REGISTRY
 
 from adapters.discord.app import DiscordRuntime
+from adapters.discord.errors import COMMAND_CHANGED, NOT_ALLOWED
+from bot.i18n import common as msg
+from bot.i18n import translator
 from bot.ops import HealthServer
 
 from .conftest import FAST, assert_interactions_answered, memory_service
 from .discord_harness import start_discord_bot
-from .fake_discord import FakeDiscord
+from .fake_discord import FakeDiscord, FakeGuild, FakeInteraction
 
 _T = TypeVar("_T")
 
@@ -95,4 +100,101 @@ async def test_readiness_and_metrics_follow_a_shard_that_drops_and_comes_back(
     assert shard_events(0, "resume") == resumes + 1
     exposed = await fetch(health, "/metrics", lambda status, body: body)
     assert 'mus_gateway_shard_events_total{event="disconnect",platform="discord",shard="1"}' in exposed
+    assert_interactions_answered(dc)
+
+
+# --- errors discord.py meets before (or outside) our handlers -------------------------------------------
+
+#: The ``/mus`` an older version of the bot registered: a sub-command since removed, a language since dropped.
+OLD_COMMANDS = [
+    {
+        "name": "mus",
+        "description": "Play Mus",
+        "options": [
+            {"type": 1, "name": "newgame", "description": "Open a table"},
+            {"type": 1, "name": "stats", "description": "Your figures"},
+            {"type": 1, "name": "oldscore", "description": "The scores (removed since)"},
+            {
+                "type": 1,
+                "name": "language",
+                "description": "The language",
+                "options": [
+                    {
+                        "type": 3,
+                        "name": "language",
+                        "description": "The language",
+                        "choices": [{"name": "Deutsch", "value": "de"}],
+                    }
+                ],
+            },
+        ],
+    }
+]
+
+
+async def register(dc: FakeDiscord, guild: FakeGuild | None, commands: list[dict[str, Any]]) -> None:
+    """Register ``commands`` (on ``guild``, or globally) as another deployment of the bot did."""
+    where = f"guilds/{guild.id}/commands" if guild is not None else "commands"
+    url = f"{dc.api_base}/applications/{dc.application_id}/{where}"
+    headers = {"Authorization": f"Bot {dc.token}"}
+    async with aiohttp.ClientSession() as http, http.put(url, json=commands, headers=headers) as put:
+        assert put.status == 200, await put.text()
+
+
+@pytest.mark.tracebacks_expected
+async def test_what_discord_py_rejects_is_answered_ephemerally_in_the_persons_language(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    guild = dc.add_guild("Mus club", locale="es-ES")
+    channel = dc.add_channel(guild, "mus")
+    await register(dc, guild, OLD_COMMANDS)  # the new version was deployed without a sync
+    runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id], sync_commands=False)
+    discord_bots.append(runtime)
+    ane = dc.add_user("Ane", locale="es-ES", guilds=[guild])
+    camille = dc.add_user("Camille", locale="fr", guilds=[guild])
+    es, fr = translator("es"), translator("fr")
+
+    async def told(interaction: FakeInteraction) -> str:
+        await dc.wait_answered(interaction)
+        await runtime.client.handlers.wait_idle()
+        assert interaction.ephemeral and interaction.response is not None, interaction
+        await dc.wait_for(lambda: not interaction.response.loading)  # type: ignore[union-attr]
+        return interaction.response.content
+
+    # A sub-command this version no longer has; a choice it no longer offers (a TransformerError).
+    assert await told(dc.slash(ane, channel, "mus", "oldscore")) == es.gettext(COMMAND_CHANGED)
+    dropped = dc.slash(camille, channel, "mus", "language", options={"language": "de"})
+    assert await told(dropped) == fr.gettext(COMMAND_CHANGED)
+    # A check that refuses.
+    group = runtime.client.tree.get_command("mus")
+    assert isinstance(group, app_commands.Group)
+    stats = group.get_command("stats")
+    assert stats is not None
+    stats.add_check(lambda interaction: False)
+    assert await told(dc.slash(ane, channel, "mus", "stats")) == es.gettext(NOT_ALLOWED)
+
+    # A command that failed after it deferred: the answer is its follow-up (it fills the "thinking…").
+    async def defer_then_fail(interaction: discord.Interaction[Any], work: object) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        raise RuntimeError("injected after the deferral")
+
+    handlers = runtime.client.handlers
+    command = handlers.command
+    handlers.command = defer_then_fail  # type: ignore[method-assign]
+    failed = dc.slash(ane, channel, "mus", "newgame")
+    assert await told(failed) == es.gettext(msg.INTERNAL_ERROR)
+    assert failed.callback_type == 5
+    handlers.command = command  # type: ignore[method-assign]
+
+    # A press whose handler fails outright (no answer of its own) is answered too.
+    opened = await dc.wait_answered(dc.slash(ane, channel, "mus", "newgame"))
+    await handlers.wait_idle()
+    assert opened.response is not None and opened.response.custom_ids()
+
+    async def fail(interaction: discord.Interaction[Any], data: str) -> None:
+        raise RuntimeError("injected in a press")
+
+    handlers.press = fail  # type: ignore[method-assign]
+    pressed = dc.press(camille, opened.response, opened.response.custom_ids()[1])
+    assert await told(pressed) == fr.gettext(msg.INTERNAL_ERROR)
     assert_interactions_answered(dc)
