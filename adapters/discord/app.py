@@ -3,8 +3,9 @@
 ``MusClient`` is an :class:`discord.AutoShardedClient` (one shard, or Discord's recommendation, or the
 ``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis) that needs no
 privileged intent: everything arrives as interactions. At start-up it registers the ``/mus`` commands
-(to ``DISCORD_GUILD_IDS`` for development — instant — or globally) and the two persistent component
-templates, so that buttons drawn by any worker, before any restart, still act.
+(to ``DISCORD_GUILD_IDS`` for development — instant — or globally) when they changed since their last sync
+(:mod:`adapters.discord.sync`), and the two persistent component templates, so that buttons drawn by any
+worker, before any restart, still act.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.shards import ShardWatch, quiet_reconnects
+from adapters.discord.sync import CommandSync, Registered
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
+from bot.store import MarkStore, MemoryMarks, RedisMarks
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +68,17 @@ class MusClient(discord.AutoShardedClient):
     """The bot on Discord: one service, one delivery (lanes per channel), the ``/mus`` command tree."""
 
     def __init__(
-        self, service: Service, settings: DiscordSettings, surfaces: SurfaceStore, **options: Any
+        self,
+        service: Service,
+        settings: DiscordSettings,
+        surfaces: SurfaceStore,
+        *,
+        marks: MarkStore | None = None,
+        **options: Any,
     ) -> None:
-        """A client for ``service``; ``surfaces`` remembers which message shows what; ``options`` go to
-        discord.py (tests shorten ``guild_ready_timeout``)."""
+        """A client for ``service``; ``surfaces`` remembers which message shows what, ``marks`` which
+        commands were last synced (in this process only, when not given); ``options`` go to discord.py
+        (tests shorten ``guild_ready_timeout``)."""
         # The bot never speaks in voice channels: no warning about voice libraries it does not need.
         discord.VoiceClient.warn_nacl = False
         discord.VoiceClient.warn_dave = False
@@ -99,23 +109,26 @@ class MusClient(discord.AutoShardedClient):
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
         self.tree.add_command(mus_group(self.handlers))
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+        self.command_sync = CommandSync(self.tree, marks or MemoryMarks(), settings.guild_ids)
+        self.commands = Registered()
+        """The commands as Discord has them (their ids, for mentions), once logged in."""
         self.shard_watch = ShardWatch()
         quiet_reconnects()
         """Which of this process's shards are connected (its readiness)."""
 
     async def setup_hook(self) -> None:
-        """Register the persistent components and the commands' translations; sync the commands."""
+        """Register the persistent components and the commands' translations; sync the commands if they
+        changed since their last sync (:mod:`adapters.discord.sync`), and learn their ids."""
         self.add_dynamic_items(TokenButton, TokenMenu)
         await self.tree.set_translator(CatalogTranslator())
-        if not self.settings.sync_commands:
+        for guild_id in self.settings.guild_ids:
+            self.tree.copy_global_to(guild=discord.Object(id=guild_id))
+        if self.application_id is None:  # (set by the login, which runs this hook)
             return
-        if self.settings.guild_ids:
-            for guild_id in self.settings.guild_ids:
-                guild = discord.Object(id=guild_id)
-                self.tree.copy_global_to(guild=guild)
-                await self.tree.sync(guild=guild)
+        if self.settings.sync_commands:
+            _, self.commands = await self.command_sync.run(self.application_id)
         else:
-            await self.tree.sync()
+            self.commands = await self.command_sync.known(self.application_id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """A press on a component its message does not carry (forged, or from a message since changed) is
@@ -207,6 +220,7 @@ async def start_client(
     ready_timeout: float = 60.0,
     client_class: type[MusClient] = MusClient,
     outbox: Outbox | None = None,
+    marks: MarkStore | None = None,
     **options: Any,
 ) -> DiscordRuntime:
     """Log in, connect every shard of this process and wait until they are ready (with ``deadlines``,
@@ -218,7 +232,7 @@ async def start_client(
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
-    client = client_class(service, settings, surfaces, **options)
+    client = client_class(service, settings, surfaces, marks=marks, **options)
     try:
         await client.login(settings.token.get_secret_value())
         task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
@@ -282,4 +296,7 @@ async def start_discord(
 ) -> DiscordRuntime:
     """Start the Discord adapter on a running core (its surfaces in the core's Redis)."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    return await start_client(app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox)
+    marks = RedisMarks(app.redis, settings.redis_prefix)
+    return await start_client(
+        app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox, marks=marks
+    )

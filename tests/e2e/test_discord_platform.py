@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
@@ -19,17 +22,19 @@ import pytest
 from discord import app_commands
 from prometheus_client import REGISTRY
 
-from adapters.discord.app import DiscordRuntime
+from adapters.discord.app import DiscordRuntime, MusClient, start_discord
 from adapters.discord.errors import COMMAND_CHANGED, NOT_ALLOWED
 from bot.i18n import common as msg
 from bot.i18n import translator
-from bot.ops import HealthServer
+from bot.ops import HealthServer, Settings, build_app
+from bot.store import MemoryMarks
 
 from .conftest import FAST, assert_interactions_answered, memory_service
-from .discord_harness import start_discord_bot
+from .discord_harness import QuickStartClient, discord_settings_for, start_discord_bot
 from .fake_discord import FakeDiscord, FakeGuild, FakeInteraction
 
 _T = TypeVar("_T")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def shard_events(shard: int, event: str) -> float:
@@ -198,3 +203,99 @@ async def test_what_discord_py_rejects_is_answered_ephemerally_in_the_persons_la
     pressed = dc.press(camille, opened.response, opened.response.custom_ids()[1])
     assert await told(pressed) == fr.gettext(msg.INTERNAL_ERROR)
     assert_interactions_answered(dc)
+
+
+# --- commands synced on demand --------------------------------------------------------------------------
+
+GUILD_COMMANDS = "/applications/{application_id}/guilds/{guild_id}/commands"
+
+
+def syncs(dc: FakeDiscord) -> int:
+    """Bulk overwrites of a server's commands the fake accepted."""
+    return len(dc.find_calls("PUT", GUILD_COMMANDS, ok=True))
+
+
+class NewerClient(QuickStartClient):
+    """A later version of the bot: one more sub-command (its payload differs)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        group = self.tree.get_command("mus")
+        assert isinstance(group, app_commands.Group)
+
+        async def ping(interaction: discord.Interaction[Any]) -> None:
+            await interaction.response.send_message("pong", ephemeral=True)
+
+        group.add_command(app_commands.Command(name="ping", description="Is the bot there?", callback=ping))
+
+
+async def test_commands_are_synced_only_when_they_changed(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    guild = dc.add_guild("Mus club", locale="es-ES")
+    marks = MemoryMarks()  # the store every start shares
+    service = memory_service(FAST)
+
+    async def start(client_class: type[MusClient] = QuickStartClient) -> DiscordRuntime:
+        runtime = await start_discord_bot(
+            dc, service, marks=marks, client_class=client_class, guild_ids=[guild.id]
+        )
+        await runtime.stop()
+        return runtime
+
+    first = await start()
+    assert syncs(dc) == 1
+    (mus,) = dc.commands(guild)
+    assert first.client.commands.ids == {str(guild.id): {"mus": int(mus["id"])}}
+    again = await start()  # a restart of the same version: nothing to tell Discord
+    assert syncs(dc) == 1
+    assert again.client.commands.ids == first.client.commands.ids  # (read from the mark)
+    newer = await start(NewerClient)  # a new version: synced once, by the first worker that starts
+    assert syncs(dc) == 2
+    assert "ping" in {o["name"] for o in dc.commands(guild)[0]["options"]}
+    assert newer.client.commands.fingerprint != first.client.commands.fingerprint
+    await start(NewerClient)
+    assert syncs(dc) == 2
+
+
+async def test_musbot_discord_sync_registers_now_and_a_start_then_skips(
+    dc: FakeDiscord, tmp_path: Path
+) -> None:
+    guild = dc.add_guild("Mus club")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REDIS_", "TELEGRAM_", "DISCORD_"))}
+    env.update(
+        DATA_DIR=str(tmp_path),
+        DISCORD_TOKEN=dc.token,
+        DISCORD_API_BASE_URL=dc.api_base,
+        DISCORD_GATEWAY_URL=dc.gateway_url,
+        DISCORD_GUILD_IDS=str(guild.id),
+    )
+
+    async def discord_sync() -> tuple[int, str, str]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "adapters.cli", "discord-sync", cwd=ROOT, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode is not None
+        return process.returncode, out.decode(), err.decode()
+
+    code, out, err = await discord_sync()
+    assert (code, out) == (0, f"synced /mus to server {guild.id}\n"), err
+    assert syncs(dc) == 1 and [c["name"] for c in dc.commands(guild)] == ["mus"]
+    assert (await discord_sync())[0] == 0 and syncs(dc) == 2  # on demand: always
+    assert dc.token not in out + err
+    # A worker that starts now on that store finds the commands as synced: no call, and it knows their ids.
+    settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
+    app = await build_app(settings)
+    try:
+        runtime = await start_discord(app, settings, discord_settings_for(dc, guild_ids=[guild.id]))
+        await runtime.stop()
+    finally:
+        await app.close()
+    assert syncs(dc) == 2
+    assert runtime.client.commands.ids == {str(guild.id): {"mus": int(dc.commands(guild)[0]["id"])}}
+    env["DISCORD_TOKEN"] = "revoked.token.value"
+    code, out, err = await discord_sync()
+    assert code == 2 and err.startswith("DISCORD_TOKEN: rejected") and len(err.splitlines()) == 1, err
+    assert "revoked.token.value" not in out + err
