@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,10 +29,11 @@ from bot.i18n import common as msg
 from bot.i18n import translator
 from bot.ops import HealthServer, Settings, build_app
 from bot.store import MemoryMarks
+from engine.hand_types import Phase
 
-from .conftest import FAST, assert_interactions_answered, memory_service
-from .discord_harness import QuickStartClient, discord_settings_for, start_discord_bot
-from .fake_discord import FakeDiscord, FakeGuild, FakeInteraction
+from .conftest import FAST, assert_interactions_answered, code_of, memory_service
+from .discord_harness import DiscordTable, QuickStartClient, discord_settings_for, start_discord_bot
+from .fake_discord import FakeDiscord, FakeGuild, FakeInteraction, StoredMessage
 
 _T = TypeVar("_T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -299,3 +301,53 @@ async def test_musbot_discord_sync_registers_now_and_a_start_then_skips(
     code, out, err = await discord_sync()
     assert code == 2 and err.startswith("DISCORD_TOKEN: rejected") and len(err.splitlines()) == 1, err
     assert "revoked.token.value" not in out + err
+
+
+# --- what the table message carries ---------------------------------------------------------------------
+
+
+def button_styles(message: StoredMessage) -> dict[str, int]:
+    """Each button's action code and its style (1 blurple, 2 grey, 3 green, 4 red), as Discord got them."""
+    styles: dict[str, int] = {}
+    for row in message.components:
+        for item in row.get("components") or []:
+            if item.get("type") == 2:
+                styles[code_of(item["custom_id"])] = item["style"]
+    return styles
+
+
+async def test_the_table_counts_the_turn_down_live_and_colours_its_buttons_by_meaning(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    guild = dc.add_guild("Mus club", locale="es-ES")
+    channel = dc.add_channel(guild, "mus")
+    flow = replace(FAST, turn_timeout=45)
+    runtime = await start_discord_bot(dc, memory_service(flow), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    users = [dc.add_user(name, locale="es-ES", guilds=[guild]) for name in ("Ane", "Brais", "Iker", "Uxue")]
+    table = await DiscordTable.open(dc, runtime, channel, users)
+    lobby = button_styles(table.lobby_message())
+    assert (lobby["start"], lobby["cancel"], lobby["seat1"], lobby["o_senas"]) == (3, 4, 1, 2)
+    await table.seat_everyone()
+    await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.start")
+    await table.play(until=lambda t, m: m is not None and m.hand is not None and m.hand.phase is Phase.GRANDE)
+    state, match = await table.state()
+    assert match is not None and match.hand is not None and match.hand.turn is not None
+    message = table.find_table_message(state.hand_no)
+    assert message is not None
+    bet = next(c for c in message.custom_ids() if code_of(c) == "env2")
+    before = time.time()
+    await table.press(users[match.hand.turn], message, bet)  # an envite: the rivals may accept or refuse
+    state, match = await table.state()
+    assert state.due is not None and before + 45 - 1 <= state.due <= time.time() + 45 + 1
+    await dc.wait_for(lambda: "quiero" in button_styles(message))
+    styles = button_styles(message)
+    assert (styles["quiero"], styles["noquiero"], styles["ordago"], styles["cards"]) == (3, 4, 4, 1)
+    assert all(style == 1 for code, style in styles.items() if code.startswith("sube"))
+    # The turn's clock is Discord's live timestamp of the stored deadline: no edit keeps it current.
+    clock = f"⏱ <t:{round(state.due)}:R>"
+    assert clock in message.content and "⏱ 45 s" not in message.content, message.content
+    edits = len(message.versions)
+    await asyncio.sleep(1.5)
+    assert len(message.versions) == edits  # nothing redrawn while the clock runs
+    assert_interactions_answered(dc)
