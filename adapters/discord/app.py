@@ -25,6 +25,7 @@ from adapters.discord.errors import answer_error, guarded
 from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
+from adapters.discord.mentions import command_paths, names
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.shards import ShardWatch, quiet_reconnects
 from adapters.discord.sync import CommandSync, Registered
@@ -95,7 +96,7 @@ class MusClient(discord.AutoShardedClient):
             **options,
         )
         self.settings = settings
-        self.transport = DiscordTransport(self)
+        self.transport = DiscordTransport(self, commands=self.written_in)
         self.sender = Delivery(
             self.transport,
             surfaces,
@@ -129,6 +130,16 @@ class MusClient(discord.AutoShardedClient):
             _, self.commands = await self.command_sync.run(self.application_id)
         else:
             self.commands = await self.command_sync.known(self.application_id)
+
+    def written(self, guild_id: int | None) -> dict[str, str]:
+        """How each core command is written in a message seen in ``guild_id`` (``None``: a DM): a mention
+        of the command as synced (:mod:`adapters.discord.mentions`)."""
+        return names(command_paths(self.tree), self.commands, guild_id)
+
+    def written_in(self, channel_id: int) -> dict[str, str]:
+        """:meth:`written` for a channel (its server from the cache; a DM's is none)."""
+        guild = getattr(self.get_channel(channel_id), "guild", None)
+        return self.written(None if guild is None else guild.id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """A press on a component its message does not carry (forged, or from a message since changed) is

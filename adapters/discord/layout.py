@@ -10,23 +10,24 @@ each (the amount picker's every legal bet), each menu alone in its row, as Disco
 A view with a file (a match's export) is sent with it as an attachment (:func:`files_of`).
 
 Text: views in light Markdown are Discord Markdown already; plain views are escaped, so a player called
-``*Ane*`` is not shown in italics. Commands the core names (``/newgame``) are the ``/mus`` group's
-(``/mus newgame``). The turn's clock counts down live (:func:`live_clock`: Discord's ``<t:…:R>``
-timestamps). Mentions are never pinged (see :data:`NO_MENTIONS`).
+``*Ane*`` is not shown in italics. Commands the core names (``/newgame``, ``/rules full``) are written
+as Discord does, a mention of the ``/mus`` group's command with its real options
+(:mod:`adapters.discord.mentions`). The turn's clock counts down live (:func:`live_clock`: Discord's
+``<t:…:R>`` timestamps). Mentions are never pinged (see :data:`NO_MENTIONS`).
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import discord
 from discord.ui import Button, DynamicItem, Select
 
+from adapters.discord.mentions import rewrite
 from adapters.discord.styles import style_of
-from bot.app import COMMAND_LIST
 from bot.kernel import Button as ViewButton
 from bot.kernel import OutMessage
 
@@ -37,8 +38,6 @@ MAX_OPTIONS = 25
 MAX_LABEL = 80
 MAX_OPTION_LABEL = 100
 MENU_PREFIX = "menu:"
-#: The core's texts name commands as ``/newgame``; on Discord they live in the ``/mus`` group.
-_COMMAND_RE = re.compile(r"(?<![\w/])/(" + "|".join(name for name, _ in COMMAND_LIST) + r")\b")
 #: The turn's clock as the core writes it (``⏱ 60 s``), which a live countdown replaces.
 _CLOCK_RE = re.compile(r"⏱ \d+ s")
 #: Nobody is pinged by the bot's messages, whatever a player's name contains.
@@ -163,11 +162,12 @@ def live_clock(text: str, deadline: float) -> str:
     return text if found else f"{text}\n{clock}"
 
 
-def text_of(message: OutMessage) -> str:
-    """The message content: Markdown views as they are, plain ones escaped, the turn's clock live; within
-    2,000 characters."""
+def text_of(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
+    """The message content: Markdown views as they are, plain ones escaped, commands as Discord writes them
+    (``commands``: :func:`adapters.discord.mentions.names`), the turn's clock live; within 2,000
+    characters."""
     text = message.text if message.markdown else discord.utils.escape_markdown(message.text)
-    text = live_clock(_COMMAND_RE.sub(r"/mus \1", text), message.deadline)
+    text = live_clock(rewrite(text, commands), message.deadline)
     if len(text) > MAX_TEXT:
         text = text[: MAX_TEXT - 1] + "…"
     return text or "…"

@@ -351,3 +351,29 @@ async def test_the_table_counts_the_turn_down_live_and_colours_its_buttons_by_me
     await asyncio.sleep(1.5)
     assert len(message.versions) == edits  # nothing redrawn while the clock runs
     assert_interactions_answered(dc)
+
+
+async def test_help_names_the_commands_as_discord_mentions_with_their_real_options(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    guild = dc.add_guild("Mus club", locale="en-US")
+    channel = dc.add_channel(guild, "mus")
+    runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    ane = dc.add_user("Ane", locale="en-US", guilds=[guild])
+    mus_id = dc.commands(guild)[0]["id"]
+    helped = await dc.wait_answered(dc.slash(ane, channel, "mus", "help"))
+    assert helped.response is not None
+    text = helped.response.content
+    for line in (
+        f"</mus newgame:{mus_id}> — open a table here",
+        f"(</mus leaderboard:{mus_id}> everyone:True for everyone)",
+        f"(</mus rules:{mus_id}> full:True for all of them)",
+        f"</mus learn:{mus_id}> — ten short lessons",
+    ):
+        assert line in text, text
+    assert "/newgame" not in text.replace(f"</mus newgame:{mus_id}>", "")
+    # An answer naming a command mentions it too.
+    cancelled = await dc.wait_answered(dc.slash(ane, channel, "mus", "cancel"))
+    assert cancelled.response is not None and f"</mus newgame:{mus_id}>" in cancelled.response.content
+    assert_interactions_answered(dc)
