@@ -70,8 +70,9 @@ installed). ``INTERACTION_CREATE`` goes to the live session of the guild's shard
 for a session of that shard that lost its connection and may still RESUME; with neither, the interaction is
 recorded as not delivered (on Discord the user sees "This interaction failed"). ``GUILD_CREATE`` lists every
 member only with the GUILD_MEMBERS intent (else just the bot). The server outlives its clients: a new client
-can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. An outage:
-:meth:`FakeDiscord.drop_shard` closes a shard's connection and, while :attr:`FakeDiscord.gateway_down`, the
+can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. A slow gateway:
+:attr:`FakeDiscord.gateway_lag` delays every ``INTERACTION_CREATE`` after the interaction's creation (its
+3 s count from its creation). An outage: :meth:`FakeDiscord.drop_shard` closes a shard's connection and, while :attr:`FakeDiscord.gateway_down`, the
 gateway answers every new connection 503 (the client backs off and tries again).
 
 Test modules in this package import it relatively (``from .fake_discord import FakeDiscord``).
@@ -775,6 +776,9 @@ class FakeDiscord:
         does in an outage); live connections are untouched (:meth:`drop_shard` closes one)."""
         self.refused_connections = 0
         """Connections refused so far because the gateway was down."""
+        self.gateway_lag = 0.0
+        """Seconds between an interaction's creation and its ``INTERACTION_CREATE`` (a slow gateway): its
+        3 s to be answered count from its creation, as on Discord."""
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -1098,6 +1102,12 @@ class FakeDiscord:
         return data
 
     def _dispatch_interaction(self, inter: FakeInteraction) -> FakeInteraction:
+        if self.gateway_lag > 0:  # created now (its snowflake and its 3 s count from now), delivered later
+            asyncio.get_running_loop().call_later(self.gateway_lag, self._deliver_interaction, inter)
+            return inter
+        return self._deliver_interaction(inter)
+
+    def _deliver_interaction(self, inter: FakeInteraction) -> FakeInteraction:
         session = self._session_for(inter.guild.id if inter.guild is not None else None)
         inter.session = session
         if session is not None and self._dispatch(session, "INTERACTION_CREATE", inter.payload):

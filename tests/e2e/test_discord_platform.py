@@ -377,3 +377,80 @@ async def test_help_names_the_commands_as_discord_mentions_with_their_real_optio
     cancelled = await dc.wait_answered(dc.slash(ane, channel, "mus", "cancel"))
     assert cancelled.response is not None and f"</mus newgame:{mus_id}>" in cancelled.response.content
     assert_interactions_answered(dc)
+
+
+# --- every interaction answered within 3 s of its creation -----------------------------------------------
+
+#: A slow gateway: each interaction reaches the bot this long after its creation.
+LAG = 1.2
+#: Work slower than what is left of the 3 s once it arrives: only a deferral counted from the creation is
+#: in time (one counted from the arrival would come at LAG + 2.2 s, after the work ends at LAG + SLOW > 3 s).
+SLOW = 1.9
+
+
+async def test_every_kind_of_interaction_is_answered_within_3_s_of_its_creation(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    guild = dc.add_guild("Mus club", locale="en-US")
+    channel = dc.add_channel(guild, "mus")
+    service = memory_service(FAST)
+    runtime = await start_discord_bot(dc, service, guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    users = [dc.add_user(name, locale="en-US", guilds=[guild]) for name in ("Ane", "Brais", "Iker", "Uxue")]
+    table = await DiscordTable.open(dc, runtime, channel, users)
+    await table.seat_everyone()
+    await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.start")
+    await table.play(until=lambda t, m: m is not None and m.hand is not None and m.hand.phase is Phase.GRANDE)
+    state, match = await table.state()
+    assert match is not None and match.hand is not None and match.hand.turn is not None
+    bettor = users[match.hand.turn]
+    message = table.find_table_message(state.hand_no)
+    assert message is not None
+    await table.press(bettor, message, next(c for c in message.custom_ids() if c.endswith(".more")))
+    menu = next(m for m in reversed(dc.dm_messages(bettor)) if m.select_options())
+
+    press, new_table, learn = service.press, service.new_table, service.lessons.learn
+
+    def slowed(work: Callable[..., Any]) -> Callable[..., Any]:
+        async def slow(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(SLOW)  # a store having a bad moment
+            return await work(*args, **kwargs)
+
+        return slow
+
+    service.press = slowed(press)  # type: ignore[method-assign]
+    service.new_table = slowed(new_table)  # type: ignore[method-assign]
+    service.lessons.learn = slowed(learn)  # type: ignore[method-assign]
+    dc.gateway_lag = LAG
+    zuri = dc.add_user("Zuri", locale="en-US", guilds=[guild])
+
+    async def in_time(interaction: FakeInteraction) -> FakeInteraction:
+        await dc.wait_answered(interaction, timeout=10.0)
+        await runtime.client.handlers.wait_idle()
+        assert interaction.delivered_at is not None and interaction.delivered_at >= LAG
+        assert interaction.answered_after is not None and interaction.answered_after <= 3.0, interaction
+        assert interaction.callback_type in (5, 6), interaction  # deferred, then answered by a follow-up
+        return interaction
+
+    command = await in_time(dc.slash(zuri, channel, "mus", "newgame"))  # a table is open: said late
+    assert command.response is not None and not command.response.loading and command.response.content
+    amount = next(v for _, v in menu.select_options() if v.endswith(".env20"))
+    menu_id = next(c for c in menu.custom_ids() if c.startswith("menu:"))
+    chosen = await in_time(dc.choose(bettor, menu, menu_id, [amount]))  # a select menu
+    assert chosen.values == [amount]
+    state, match = await table.state()
+    assert match is not None and match.hand is not None and match.hand.betting is not None
+    assert match.hand.betting.proposal == 20
+    await table.settle()
+    shown = table.find_table_message(state.hand_no)  # (moved to the bottom by /mus newgame)
+    assert shown is not None
+    turn = await dc.wait_for(lambda: next((c for c in shown.custom_ids() if "quiero" in c), None))
+    stale = await in_time(dc.press(zuri, shown, turn))  # a button (not Zuri's turn)
+    assert stale.followups and stale.followups[0].ephemeral
+    forged = await in_time(dc.press(zuri, shown, "zzzzzzzz.1.paso"))  # not on the message: on_interaction
+    assert forged.followups and forged.followups[0].ephemeral
+    lesson = await in_time(dc.slash(zuri, channel, "mus", "learn", options={"lesson": 3}))  # a lesson
+    assert lesson.ephemeral and lesson.response is not None and "Lesson 3/10" in lesson.response.content
+    choice = next(c for _, c, _ in lesson.response.buttons() if c is not None)
+    await in_time(dc.press(zuri, lesson.response, choice))  # a lesson's button
+    assert_interactions_answered(dc)
