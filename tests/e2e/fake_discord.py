@@ -72,8 +72,9 @@ recorded as not delivered (on Discord the user sees "This interaction failed"). 
 member only with the GUILD_MEMBERS intent (else just the bot). The server outlives its clients: a new client
 can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. A slow gateway:
 :attr:`FakeDiscord.gateway_lag` delays every ``INTERACTION_CREATE`` after the interaction's creation (its
-3 s count from its creation). An outage: :meth:`FakeDiscord.drop_shard` closes a shard's connection and, while :attr:`FakeDiscord.gateway_down`, the
-gateway answers every new connection 503 (the client backs off and tries again).
+3 s count from its creation). An outage: :meth:`FakeDiscord.drop_shard` closes a shard's connection and,
+while :attr:`FakeDiscord.gateway_down`, the gateway answers every new connection 503 (the client backs off
+and tries again).
 
 Test modules in this package import it relatively (``from .fake_discord import FakeDiscord``).
 """
