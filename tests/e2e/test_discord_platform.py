@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,10 +65,10 @@ async def until_ready(health: HealthServer, ready: bool, timeout: float = 15.0) 
 
 
 @pytest.fixture
-async def health() -> HealthServer:
+async def health() -> AsyncIterator[HealthServer]:
     server = HealthServer("127.0.0.1", 0)
     await server.start()
-    yield server  # type: ignore[misc]
+    yield server
     await server.stop()
 
 
@@ -176,7 +176,7 @@ async def test_what_discord_py_rejects_is_answered_ephemerally_in_the_persons_la
     group = runtime.client.tree.get_command("mus")
     assert isinstance(group, app_commands.Group)
     stats = group.get_command("stats")
-    assert stats is not None
+    assert isinstance(stats, app_commands.Command)
     stats.add_check(lambda interaction: False)
     assert await told(dc.slash(ane, channel, "mus", "stats")) == es.gettext(NOT_ALLOWED)
 
@@ -288,7 +288,7 @@ async def test_musbot_discord_sync_registers_now_and_a_start_then_skips(
     assert (await discord_sync())[0] == 0 and syncs(dc) == 2  # on demand: always
     assert dc.token not in out + err
     # A worker that starts now on that store finds the commands as synced: no call, and it knows their ids.
-    settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, data_dir=tmp_path)
     app = await build_app(settings)
     try:
         runtime = await start_discord(app, settings, discord_settings_for(dc, guild_ids=[guild.id]))
@@ -444,7 +444,7 @@ async def test_every_kind_of_interaction_is_answered_within_3_s_of_its_creation(
     await table.settle()
     shown = table.find_table_message(state.hand_no)  # (moved to the bottom by /mus newgame)
     assert shown is not None
-    turn = await dc.wait_for(lambda: next((c for c in shown.custom_ids() if "quiero" in c), None))
+    turn = await dc.wait_for(lambda: next((c for c in shown.custom_ids() if "quiero" in c), ""))
     stale = await in_time(dc.press(zuri, shown, turn))  # a button (not Zuri's turn)
     assert stale.followups and stale.followups[0].ephemeral
     forged = await in_time(dc.press(zuri, shown, "zzzzzzzz.1.paso"))  # not on the message: on_interaction
