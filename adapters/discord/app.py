@@ -1,8 +1,9 @@
 """The Discord client: slash commands, persistent components, the delivery lanes, start and stop.
 
 ``MusClient`` is an :class:`discord.AutoShardedClient` (one shard, or Discord's recommendation, or the
-``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis) that needs no
-privileged intent: everything arrives as interactions. At start-up it registers the ``/mus`` commands
+``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis, which take turns
+to IDENTIFY — :mod:`adapters.discord.identify` — and are ready while their shards are connected —
+:mod:`adapters.discord.shards`) that needs no privileged intent: everything arrives as interactions. At start-up it registers the ``/mus`` commands
 (to ``DISCORD_GUILD_IDS`` for development — instant — or globally) when they changed since their last sync
 (:mod:`adapters.discord.sync`), and the two persistent component templates, so that buttons drawn by any
 worker, before any restart, still act.
@@ -22,6 +23,7 @@ from discord import app_commands
 
 from adapters.discord.commands import CatalogTranslator, mus_group
 from adapters.discord.errors import answer_error, guarded
+from adapters.discord.identify import IdentifyGate
 from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
@@ -33,7 +35,7 @@ from adapters.discord.transport import DiscordTransport
 from bot.app import Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
-from bot.store import MarkStore, MemoryMarks, RedisMarks
+from bot.store import LeaseStore, MarkStore, MemoryLeases, MemoryMarks, RedisLeases, RedisMarks
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +77,12 @@ class MusClient(discord.AutoShardedClient):
         surfaces: SurfaceStore,
         *,
         marks: MarkStore | None = None,
+        leases: LeaseStore | None = None,
         **options: Any,
     ) -> None:
         """A client for ``service``; ``surfaces`` remembers which message shows what, ``marks`` which
-        commands were last synced (in this process only, when not given); ``options`` go to discord.py
-        (tests shorten ``guild_ready_timeout``)."""
+        commands were last synced, ``leases`` whose turn it is to IDENTIFY (both in this process only, when
+        not given); ``options`` go to discord.py (tests shorten ``guild_ready_timeout``)."""
         # The bot never speaks in voice channels: no warning about voice libraries it does not need.
         discord.VoiceClient.warn_nacl = False
         discord.VoiceClient.warn_dave = False
@@ -113,6 +116,8 @@ class MusClient(discord.AutoShardedClient):
         self.command_sync = CommandSync(self.tree, marks or MemoryMarks(), settings.guild_ids)
         self.commands = Registered()
         """The commands as Discord has them (their ids, for mentions), once logged in."""
+        self.identify_gate = IdentifyGate(leases or MemoryLeases())
+        """One IDENTIFY per 5 s across every process on the token (:mod:`adapters.discord.identify`)."""
         self.shard_watch = ShardWatch()
         quiet_reconnects()
         """Which of this process's shards are connected (its readiness)."""
@@ -156,6 +161,11 @@ class MusClient(discord.AutoShardedClient):
         """A command discord.py could not run (out of date, refused by a check, failed): logged once, and
         the person told ephemerally (:func:`adapters.discord.errors.answer_error`)."""
         await answer_error(interaction, error)
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Wait for this token's turn to start a session, whichever process had the last one (instead of
+        discord.py's 5 s between the shards of this process alone)."""
+        await self.identify_gate.wait(self.application_id or 0, shard_id or 0)
 
     async def on_shard_connect(self, shard_id: int) -> None:
         """A shard got a new session (READY)."""
@@ -232,6 +242,7 @@ async def start_client(
     client_class: type[MusClient] = MusClient,
     outbox: Outbox | None = None,
     marks: MarkStore | None = None,
+    leases: LeaseStore | None = None,
     **options: Any,
 ) -> DiscordRuntime:
     """Log in, connect every shard of this process and wait until they are ready (with ``deadlines``,
@@ -243,7 +254,7 @@ async def start_client(
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
-    client = client_class(service, settings, surfaces, marks=marks, **options)
+    client = client_class(service, settings, surfaces, marks=marks, leases=leases, **options)
     try:
         await client.login(settings.token.get_secret_value())
         task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
@@ -307,7 +318,16 @@ async def start_discord(
 ) -> DiscordRuntime:
     """Start the Discord adapter on a running core (its surfaces in the core's Redis)."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    marks = RedisMarks(app.redis, settings.redis_prefix)
+    marks, leases = (
+        RedisMarks(app.redis, settings.redis_prefix),
+        RedisLeases(app.redis, settings.redis_prefix),
+    )
     return await start_client(
-        app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox, marks=marks
+        app.service,
+        discord_settings,
+        surfaces,
+        deadlines=deadlines,
+        outbox=app.outbox,
+        marks=marks,
+        leases=leases,
     )

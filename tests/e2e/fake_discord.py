@@ -70,7 +70,9 @@ installed). ``INTERACTION_CREATE`` goes to the live session of the guild's shard
 for a session of that shard that lost its connection and may still RESUME; with neither, the interaction is
 recorded as not delivered (on Discord the user sees "This interaction failed"). ``GUILD_CREATE`` lists every
 member only with the GUILD_MEMBERS intent (else just the bot). The server outlives its clients: a new client
-can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. A slow gateway:
+can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. With
+:attr:`FakeDiscord.identify_spacing` set, an IDENTIFY less than that after the last session started (by any
+connection) gets op 9 INVALID_SESSION, as Discord's session start limit does. A slow gateway:
 :attr:`FakeDiscord.gateway_lag` delays every ``INTERACTION_CREATE`` after the interaction's creation (its
 3 s count from its creation). An outage: :meth:`FakeDiscord.drop_shard` closes a shard's connection and,
 while :attr:`FakeDiscord.gateway_down`, the gateway answers every new connection 503 (the client backs off
@@ -777,6 +779,11 @@ class FakeDiscord:
         does in an outage); live connections are untouched (:meth:`drop_shard` closes one)."""
         self.refused_connections = 0
         """Connections refused so far because the gateway was down."""
+        self.identify_spacing = 0.0
+        """Seconds a started session keeps the next IDENTIFY out (Discord's 5 s for ``max_concurrency`` 1,
+        across every connection of the token); 0: no limit. A refused IDENTIFY gets op 9 INVALID_SESSION."""
+        self.refused_identifies = 0
+        self._last_identify: float | None = None
         self.gateway_lag = 0.0
         """Seconds between an interaction's creation and its ``INTERACTION_CREATE`` (a slow gateway): its
         3 s to be answered count from its creation, as on Discord."""
@@ -1472,6 +1479,12 @@ class FakeDiscord:
         if conn.session is not None:
             conn.close(4005, "Already authenticated.")
             return
+        last, now = self._last_identify, self.now()
+        if self.identify_spacing and last is not None and now - last < self.identify_spacing:
+            self.refused_identifies += 1  # over max_concurrency (1 per window): the session is not started
+            conn.send({"op": 9, "d": False})
+            self._notify()
+            return
         shard = d.get("shard") or [0, 1]
         shard_id, count = [*shard, 0, 0][:2] if isinstance(shard, list) else (-1, 0)
         session = GatewaySession(
@@ -1500,6 +1513,7 @@ class FakeDiscord:
             self._notify()
             return
         session.identified = True
+        self._last_identify = now
         conn.session = session
         session._conn = conn
         guilds = [g for g in self.guilds.values() if (g.id >> 22) % count == shard_id]

@@ -25,10 +25,11 @@ from prometheus_client import REGISTRY
 
 from adapters.discord.app import DiscordRuntime, MusClient, start_discord
 from adapters.discord.errors import COMMAND_CHANGED, NOT_ALLOWED
+from bot.app import Service
 from bot.i18n import common as msg
 from bot.i18n import translator
 from bot.ops import HealthServer, Settings, build_app
-from bot.store import MemoryMarks
+from bot.store import MemoryLeases, MemoryMarks
 from engine.hand_types import Phase
 
 from .conftest import FAST, assert_interactions_answered, code_of, memory_service
@@ -453,4 +454,49 @@ async def test_every_kind_of_interaction_is_answered_within_3_s_of_its_creation(
     assert lesson.ephemeral and lesson.response is not None and "Lesson 3/10" in lesson.response.content
     choice = next(c for _, c, _ in lesson.response.buttons() if c is not None)
     await in_time(dc.press(zuri, lesson.response, choice))  # a lesson's button
+    assert_interactions_answered(dc)
+
+
+# --- several processes on one token ----------------------------------------------------------------------
+
+SPACING = 1.0  # (Discord's is 5 s: the same rule, faster)
+
+
+class GatedClient(MusClient):
+    """The production client, its IDENTIFYs spaced by :data:`SPACING` instead of 5 s."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.identify_gate.spacing = SPACING
+
+
+async def test_two_processes_starting_together_take_turns_to_identify(dc: FakeDiscord) -> None:
+    dc.identify_spacing = SPACING  # Discord's session start limit, max_concurrency 1
+    guilds = [dc.add_guild("Uno"), dc.add_guild("Dos")]
+    service = memory_service(FAST)
+
+    async def two_processes(client_class: type[MusClient]) -> list[DiscordRuntime]:
+        leases = MemoryLeases()  # (Redis, between real processes)
+        one: dict[str, Any] = {"shard_count": 2, "leases": leases, "client_class": client_class}
+        starts = [start_discord_bot(dc, Service(service.deps), shard_ids=[s], **one) for s in (0, 1)]
+        return list(await asyncio.gather(*starts))
+
+    started = time.monotonic()
+    runtimes = await two_processes(GatedClient)
+    try:
+        assert dc.refused_identifies == 0  # each waited its turn: Discord refused none
+        first, second = sorted(s.started_at for s in dc.sessions if s.identified)
+        assert second - first >= SPACING * 0.95 and time.monotonic() - started < SPACING * 3
+        for guild in guilds:
+            ane = dc.add_user(f"Ane {guild.name}", guilds=[guild])
+            channel = dc.add_channel(guild, "mus")
+            await dc.wait_answered(dc.slash(ane, channel, "mus", "help"))  # each shard plays
+    finally:
+        for runtime in runtimes:
+            await runtime.stop()
+    # Without the turns, the two IDENTIFYs collide and Discord refuses one (which then tries again).
+    await asyncio.sleep(SPACING)
+    for runtime in await two_processes(QuickStartClient):
+        await runtime.stop()
+    assert dc.refused_identifies >= 1
     assert_interactions_answered(dc)
