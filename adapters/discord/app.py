@@ -3,10 +3,10 @@
 ``MusClient`` is an :class:`discord.AutoShardedClient` (one shard, or Discord's recommendation, or the
 ``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis, which take turns
 to IDENTIFY — :mod:`adapters.discord.identify` — and are ready while their shards are connected —
-:mod:`adapters.discord.shards`) that needs no privileged intent: everything arrives as interactions. At start-up it registers the ``/mus`` commands
-(to ``DISCORD_GUILD_IDS`` for development — instant — or globally) when they changed since their last sync
-(:mod:`adapters.discord.sync`), and the two persistent component templates, so that buttons drawn by any
-worker, before any restart, still act.
+:mod:`adapters.discord.shards`) that needs no privileged intent: everything arrives as interactions. At
+start-up it registers the ``/mus`` commands (to ``DISCORD_GUILD_IDS`` for development — instant — or
+globally) when they changed since their last sync (:mod:`adapters.discord.sync`), and the two persistent
+component templates, so that buttons drawn by any worker, before any restart, still act.
 """
 
 from __future__ import annotations
