@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from typing import Any
 
@@ -21,6 +22,7 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.discord import access
 from adapters.discord.commands import CatalogTranslator, mus_group
 from adapters.discord.errors import answer_error, guarded
 from adapters.discord.identify import IdentifyGate
@@ -108,6 +110,8 @@ class MusClient(discord.AutoShardedClient):
             key_platform=PREFIX.rstrip(":"),
         )
         self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
+        # A channel that refused a post (no right to post there any more) has its table paused: access.py.
+        self.sender.on_chat_lost = functools.partial(access.chat_lost, self.handlers)
         #: What :class:`TokenButton` and :class:`TokenMenu` call (whatever escapes it is answered too).
         self.press_handler = guarded(lambda: self.handlers.press)
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
@@ -119,8 +123,8 @@ class MusClient(discord.AutoShardedClient):
         self.identify_gate = IdentifyGate(leases or MemoryLeases())
         """One IDENTIFY per 5 s across every process on the token (:mod:`adapters.discord.identify`)."""
         self.shard_watch = ShardWatch()
-        quiet_reconnects()
         """Which of this process's shards are connected (its readiness)."""
+        quiet_reconnects()
 
     async def setup_hook(self) -> None:
         """Register the persistent components and the commands' translations; sync the commands if they

@@ -35,6 +35,7 @@ from bot.table import _lobby as lobby
 from bot.table._autoplay import back_in_control
 from bot.table._context import MATCH_OVER, Answer, Refusal, TableContext
 from bot.table._events import CardsShown
+from bot.table._pause import refuse_if_paused
 
 #: One step of a press: the table, the presser, the parsed token; what to answer (or a :class:`Refusal`).
 PressStep = Callable[[TableContext, UserRef, Token], Answer]
@@ -42,7 +43,8 @@ PressStep = Callable[[TableContext, UserRef, Token], Answer]
 
 def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     """What a button press does: the step registered for its command's type (:data:`_PRESSES`); a command
-    no step knows is checked as a button of the hand, then refused as stale."""
+    no step knows is checked as a button of the hand, then refused as stale. Nothing at a paused table."""
+    refuse_if_paused(ctx)
     step = _PRESSES.get(type(token.command), _unknown)
     return step(ctx, user, token)
 
