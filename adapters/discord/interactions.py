@@ -32,7 +32,8 @@ from adapters.discord import access
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.languages import reader
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
-from adapters.discord.private_hands import PrivateHands
+from adapters.discord.mentions import commands_in, rewrite
+from adapters.discord.private_hands import NoHands, PrivateHands
 from adapters.discord.timing import DISCORD, interaction_times
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
@@ -67,6 +68,11 @@ def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
     return message is not None and message.flags.ephemeral
 
 
+def _text(interaction: discord.Interaction[Any], view: OutMessage) -> str:
+    """A view's text in an answer to ``interaction`` (its commands as Discord mentions them there)."""
+    return text_of(view, commands_in(interaction))
+
+
 def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
     """The presser's own hand view among an outcome's views."""
     return next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
@@ -78,8 +84,8 @@ class DiscordHandlers:
 
     service: Service
     sender: Delivery
-    hands: PrivateHands | None = None
-    """Where private views go: a live "My cards", DMs for those who asked (``None``: unit tests)."""
+    hands: PrivateHands | NoHands = field(default_factory=NoHands)
+    """Where private views go: a live "My cards", DMs for those who asked (:class:`NoHands`: unit tests)."""
     window: AnswerWindow = DISCORD
     """How interactions are timed: their store budget and when they are deferred at the latest."""
     last_presses: access.LastPresses = field(default_factory=access.LastPresses)
@@ -173,7 +179,7 @@ class DiscordHandlers:
 
     async def _say(self, interaction: discord.Interaction[Any], text: str, *, ephemeral: bool = True) -> None:
         """Answer with a text (a follow-up if the interaction was already answered or deferred)."""
-        text = text[:2000] or DONE
+        text = rewrite(text, commands_in(interaction))[:2000] or DONE
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
         else:
@@ -189,11 +195,15 @@ class DiscordHandlers:
             extra["view"] = components
         if interaction.response.is_done():
             sent = await interaction.followup.send(
-                text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, wait=True, **extra
+                _text(interaction, view),
+                ephemeral=ephemeral,
+                allowed_mentions=NO_MENTIONS,
+                wait=True,
+                **extra,
             )
             return str(sent.id)
         response = await interaction.response.send_message(
-            text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            _text(interaction, view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
         )
         return None if response.message_id is None else str(response.message_id)
 
@@ -201,9 +211,9 @@ class DiscordHandlers:
         """Make the message that was pressed show ``view`` (the presser's ephemeral hand)."""
         components = view_of(view)
         if interaction.response.is_done():
-            await interaction.edit_original_response(content=text_of(view), view=components)
+            await interaction.edit_original_response(content=_text(interaction, view), view=components)
         else:
-            await interaction.response.edit_message(content=text_of(view), view=components)
+            await interaction.response.edit_message(content=_text(interaction, view), view=components)
 
     async def _internal_error(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         text = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
@@ -235,7 +245,7 @@ class DiscordHandlers:
                     await self._say(interaction, outcome.answer or DONE)
                 else:
                     await self._answer_command(interaction, chat, user, outcome)
-                await self._tell_if_closed(interaction, user)
+                await self.hands.tell_if_closed(interaction, user)
 
     async def _answer_command(
         self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
@@ -287,7 +297,7 @@ class DiscordHandlers:
                 outcome = await self._in_time(interaction, pressed, times, command=False)
                 outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
                 await self._answer_token(interaction, user, token, outcome)
-                await self._tell_if_closed(interaction, user)
+                await self.hands.tell_if_closed(interaction, user)
 
     async def _answer_token(
         self, interaction: discord.Interaction[Any], user: UserRef, token: Token | None, outcome: Outcome
@@ -314,7 +324,8 @@ class DiscordHandlers:
         if view is None:
             await self._say(interaction, pressed.answer or shown.answer or DONE)
         else:
-            await self._mirror(interaction, user, view, await self._show(interaction, view, ephemeral=True))
+            message_id = await self._show(interaction, view, ephemeral=True)
+            await self.hands.remember(interaction, user.key, view, message_id)
 
     async def _show_story(
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
@@ -332,7 +343,9 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
     ) -> None:
         mine = _private_hand(outcome, user)
-        private = mine is not None and (_is_ephemeral(interaction) or not await self._sees(interaction, mine))
+        private = mine is not None and (
+            _is_ephemeral(interaction) or not await self.hands.sees(interaction, mine)
+        )
         if not (private or outcome.answer or interaction.response.is_done()):
             await self._update_pressed(interaction, outcome)  # delivers the views itself
             return
@@ -343,24 +356,11 @@ class DiscordHandlers:
                 shown: str | None = str(interaction.message.id)  # (and its token lives 15 minutes more)
             else:  # what a DM would have shown (the amounts of "More…"), to someone without them
                 shown = await self._show(interaction, mine, ephemeral=True)
-            await self._mirror(interaction, user, mine, shown)
+            await self.hands.remember(interaction, user.key, mine, shown)
             if outcome.answer and outcome.alert:
                 await self._say(interaction, outcome.answer)
         elif outcome.answer:
             await self._say(interaction, outcome.answer)
-
-    async def _tell_if_closed(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
-        if self.hands is not None:
-            await self.hands.tell_if_closed(interaction, user)
-
-    async def _sees(self, interaction: discord.Interaction[Any], mine: OutMessage) -> bool:
-        return self.hands is None or await self.hands.sees(interaction, mine)
-
-    async def _mirror(
-        self, interaction: discord.Interaction[Any], user: UserRef, view: OutMessage, message_id: str | None
-    ) -> None:
-        if self.hands is not None:  # (the ephemeral message_id shows the hand now: the game keeps it so)
-            await self.hands.remember(interaction, user.key, view, message_id)
 
     async def _update_pressed(self, interaction: discord.Interaction[Any], outcome: Outcome) -> None:
         """Show the move at once on the message that was pressed (the table, the lobby), as the answer to the
@@ -372,7 +372,7 @@ class DiscordHandlers:
         self.sender.deliver([m for m in outcome.messages if m is not view])
         if view is not None:
             try:
-                await interaction.response.edit_message(content=text_of(view), view=view_of(view))
+                await interaction.response.edit_message(content=_text(interaction, view), view=view_of(view))
             except discord.HTTPException:
                 self.sender.deliver([view])  # the lane shows it instead
             else:

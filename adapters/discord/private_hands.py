@@ -91,6 +91,22 @@ class Mirror:
         return cls(int(parts[0]), float(parts[1]), parts[2])
 
 
+class NoHands:
+    """No private hands (a handler tested alone): every view is shown where its interaction is answered."""
+
+    async def sees(self, interaction: discord.Interaction[Any], view: OutMessage) -> bool:
+        """Always: no new ephemeral is needed."""
+        return True
+
+    async def remember(
+        self, interaction: discord.Interaction[Any], user: str, view: OutMessage, message_id: str | None
+    ) -> None:
+        """Nothing to remember."""
+
+    async def tell_if_closed(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
+        """Nobody to tell."""
+
+
 class PrivateHands:
     """The delivery's transport on Discord: channels as :class:`DiscordTransport` does, a person's private
     views to their live "My cards" and, if they asked for them, to their direct messages."""
