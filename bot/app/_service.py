@@ -28,6 +28,7 @@ from bot.i18n.markers import N_
 from bot.kernel import (
     CHAT_SCOPE,
     Button,
+    CatchSena,
     ChatRef,
     ExportMatch,
     Invite,
@@ -51,7 +52,6 @@ from bot.kernel import (
     read_token,
     record_press,
 )
-from bot.screens import Renderer
 from bot.store import ChatBusy, StoreUnavailable, TableExists
 from bot.table import (
     Answer,
@@ -59,6 +59,7 @@ from bot.table import (
     TableContext,
     TableShown,
     cancel_table,
+    dispatch_catch,
     dispatch_press,
     lang_for,
     new_table,
@@ -237,6 +238,14 @@ class Service:
         record_press(action, outcome, time.perf_counter() - started)
         return outcome
 
+    async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
+        """A ⚡ pressed on a surface that showed the seña later than it was made (the terminal's paced move
+        feed): its catch window counts from ``shown_at``, on the service's clock. Other buttons: :meth:`press`."""
+        token = pressed if isinstance(pressed, Token) else read_token(pressed)
+        if token is None or not isinstance(token.command, CatchSena) or token.table == CHAT_SCOPE:
+            return await self.press(user, pressed)
+        return await self.tables.run(token.table, user, lambda ctx: dispatch_catch(ctx, user, token, shown_at))
+
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""
         if token.table == CHAT_SCOPE:  # a chat's button whose command has no handler of its own: forged
@@ -385,8 +394,3 @@ def _touch(ctx: TableContext) -> Answer:
 def _private_chat(user: UserRef) -> ChatRef:
     """The user's private chat with the bot (on every platform, its key is the user's)."""
     return ChatRef(user.key, private=True, title=user.name)
-
-
-def lobby_renderer(table: TableState, now: float) -> Renderer:
-    """A renderer for a table without a match (used by adapters to draw a lobby)."""
-    return Renderer(table, None, now)

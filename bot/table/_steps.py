@@ -47,6 +47,21 @@ def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     return step(ctx, user, token)
 
 
+def dispatch_catch(ctx: TableContext, user: UserRef, token: Token, shown_at: float) -> Answer:
+    """A ⚡ pressed on a surface that knows when it showed the seña (the terminal's paced move feed): checked
+    as :func:`dispatch_press` checks it, the catch window counting from ``shown_at`` (the service's clock).
+    Any other button is :func:`dispatch_press`'s."""
+    command = token.command
+    if not isinstance(command, CatchSena):
+        return dispatch_press(ctx, user, token)
+
+    def step(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+        flow.catch(ctx, user, command.index, shown_at)
+        return None
+
+    return _in_this_hand(step)(ctx, user, token)
+
+
 # --- the checks a family of buttons shares --------------------------------------------------------------
 
 
