@@ -1,5 +1,6 @@
-"""The ``musbot`` command: ``musbot play`` (terminal table), ``musbot run`` (chat platforms),
-``musbot history`` (the kept hands) and ``musbot learn`` (the lessons at a terminal)."""
+"""The ``musbot`` command: ``musbot play`` (terminal table: full screen on a terminal, ``--plain`` for
+lines), ``musbot run`` (chat platforms), ``musbot history`` (the kept hands) and ``musbot learn`` (the
+lessons at a terminal)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
+from adapters.console.screen import entry as fullscreen
 from bot.ops import Settings, SettingsInvalid, musbot_version, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
@@ -110,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)
+    fullscreen.add_arguments(play)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
     history = sub.add_parser("history", help="list the kept hands, tell one again, export a match")
     console_history.add_arguments(history)
@@ -126,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(
             settings.log_level if explicit else PLAY_LOG_LEVEL, "%(levelname)s %(name)s: %(message)s"
         )
-        return console.run(args, settings)
+        return console.run(args, settings, table=fullscreen.play if fullscreen.wanted(args) else None)
     if args.command == "history":
         if settings is None:
             return _invalid(problems)

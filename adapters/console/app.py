@@ -21,9 +21,9 @@ import itertools
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from adapters.console.lines import CtrlC, LineSource, StdinLines
 from adapters.console.lock import TableBusy, TableLock
@@ -269,9 +269,11 @@ def run(
     *,
     lines: LineSource | None = None,
     out: TextIO | None = None,
+    table: Callable[..., Coroutine[Any, Any, int]] | None = None,
 ) -> int:
     """Entry point of ``musbot play``: 0 when done, 1 if another terminal plays here or the store cannot
-    start (one line on stderr), 2 for a data directory it cannot use, 130 after a Ctrl-C."""
+    start (one line on stderr), 2 for a data directory it cannot use, 130 after a Ctrl-C. ``table`` plays
+    the table (:func:`play`, the line mode, unless the full screen's is given)."""
     settings = settings or Settings()
     if args.data_dir is not None:
         settings = settings.model_copy(update={"data_dir": args.data_dir})
@@ -304,7 +306,7 @@ def run(
     try:
         # asyncio.run turns the first Ctrl-C into a cancellation of play(), which closes the store on its
         # way out, then raises KeyboardInterrupt here.
-        return asyncio.run(play(args, settings, lines=lines, out=out))
+        return asyncio.run((table or play)(args, settings, lines=lines, out=out))
     except KeyboardInterrupt:
         print(f"\n{saved_line(t, settings)}", file=out)
         return INTERRUPTED

@@ -239,12 +239,13 @@ class Service:
         return outcome
 
     async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
-        """A ⚡ pressed on a surface that showed the seña later than it was made (the terminal's paced move
-        feed): its catch window counts from ``shown_at``, on the service's clock. Other buttons: :meth:`press`."""
+        """A ⚡ pressed on a surface that showed the seña later than it was made (the terminal's paced
+        feed): its window counts from ``shown_at``, on the service's clock. Other buttons: :meth:`press`."""
         token = pressed if isinstance(pressed, Token) else read_token(pressed)
         if token is None or not isinstance(token.command, CatchSena) or token.table == CHAT_SCOPE:
             return await self.press(user, pressed)
-        return await self.tables.run(token.table, user, lambda ctx: dispatch_catch(ctx, user, token, shown_at))
+        table_id, caught = token.table, token  # (a name the lambda keeps narrowed)
+        return await self.tables.run(table_id, user, lambda ctx: dispatch_catch(ctx, user, caught, shown_at))
 
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""

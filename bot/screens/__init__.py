@@ -23,7 +23,7 @@ from bot.screens._labels import (
 )
 from bot.screens._private_view import picker_open
 from bot.screens._render import Renderer
-from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stopped_line
+from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stake_line, stopped_line
 
 __all__ = [
     "LANCE_NAMES",
@@ -43,6 +43,7 @@ __all__ = [
     "picker_open",
     "result_words",
     "seat_name",
+    "stake_line",
     "stopped_line",
     "team_names",
 ]

@@ -355,7 +355,9 @@ def test_a_catch_counts_from_when_the_sena_was_shown_and_replays_the_same() -> N
         (float("nan"), 12.5, 12.5),
     ],
 )
-def test_the_catch_moment_takes_off_the_showing_delay(shown_at: float | None, now: float, moment: float) -> None:
+def test_the_catch_moment_takes_off_the_showing_delay(
+    shown_at: float | None, now: float, moment: float
+) -> None:
     made = SenaRecord(0, 0, Sena.DUPLES, 10.0, 0)
     assert catch_moment(made, now, shown_at) == pytest.approx(moment)
 
