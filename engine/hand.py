@@ -271,12 +271,10 @@ class Hand:
     def catch_sena(
         self, seat: int, sena_index: int, now: float, *, shown_at: float | None = None
     ) -> CatchRecord:
-        """A rival catches seña ``sena_index`` at ``now``, within the window and before the hand ends; with
-        ``shown_at`` (when the catcher's surface showed the seña), the window counts from then
-        (:func:`engine.senas.catch_moment`: the catch is recorded at that moment on the seña's clock)."""
+        """A rival catches seña ``sena_index`` at ``now``, within the window and before the hand ends (which
+        counts from ``shown_at``, when the catcher's screen showed the seña: :func:`senas.catch_moment`)."""
         window = self.config.catch_window
-        if shown_at is not None and isinstance(sena_index, int) and 0 <= sena_index < len(self.senas):
-            now = senas.catch_moment(self.senas[sena_index], now, shown_at)
+        now = senas.catch_moment(self.senas, sena_index, now, shown_at)
         senas.check_can_catch(self.senas, self.catches, seat, sena_index, now, over=self.over, window=window)
         record = CatchRecord(sena_index, seat, float(now))
         self.catches.append(record)

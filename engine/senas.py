@@ -139,12 +139,19 @@ def new_sena(
     return SenaRecord(len(made), seat, Sena(sena), float(now), after_action)
 
 
-def catch_moment(made: SenaRecord, now: float, shown_at: float | None) -> float:
-    """``now`` on the seña's own clock, for a catch pressed on a surface that showed the seña at ``shown_at``:
-    ``now`` less the time the seña took to reach the catcher's screen (none if ``shown_at`` is ``None``; at
-    most :data:`MAX_SHOW_DELAY`; never before the seña was made). The catch window then counts from when the
-    catcher could see the seña, and a record that keeps this moment replays to the same catch."""
-    if shown_at is None or not math.isfinite(shown_at) or not math.isfinite(now) or now < made.made_at:
+def catch_moment(made: Sequence[SenaRecord], sena_index: int, now: float, shown_at: float | None) -> float:
+    """``now`` on the clock of seña ``sena_index`` of those ``made``, for a catch pressed on a surface that
+    showed it at ``shown_at``: ``now`` less the time the seña took to reach the catcher's screen (none if
+    ``shown_at`` is ``None``, or the seña does not exist; at most :data:`MAX_SHOW_DELAY`; never before the
+    seña was made). The catch window then counts from when the catcher could see the seña, and a record that
+    keeps this moment replays to the same catch."""
+    if shown_at is None or not 0 <= sena_index < len(made):
+        return now
+    return _moment(made[sena_index], now, shown_at)
+
+
+def _moment(made: SenaRecord, now: float, shown_at: float) -> float:
+    if not math.isfinite(shown_at) or not math.isfinite(now) or now < made.made_at:
         return now
     delay = min(max(shown_at - made.made_at, 0.0), MAX_SHOW_DELAY)
     return max(now - delay, made.made_at)

@@ -358,8 +358,9 @@ def test_a_catch_counts_from_when_the_sena_was_shown_and_replays_the_same() -> N
 def test_the_catch_moment_takes_off_the_showing_delay(
     shown_at: float | None, now: float, moment: float
 ) -> None:
-    made = SenaRecord(0, 0, Sena.DUPLES, 10.0, 0)
-    assert catch_moment(made, now, shown_at) == pytest.approx(moment)
+    made = [SenaRecord(0, 0, Sena.DUPLES, 10.0, 0)]
+    assert catch_moment(made, 0, now, shown_at) == pytest.approx(moment)
+    assert catch_moment(made, 1, now, shown_at) == now  # no such seña: refused as it is
 
 
 def test_a_late_shown_sena_is_still_too_late_after_its_own_window() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from textual.content import Content
+
 from adapters.console.screen import texts
 from adapters.console.screen.feed import Step
 from adapters.console.table import code_of
@@ -76,3 +78,23 @@ def new_catches(
         token = make_token(table.id, hand_stamp(table.hand_no), f"catch{sena.index}")
         made.append(Catchable(label, token, now, key))
     return made
+
+
+def key_line(buttons: list[Button]) -> Content:
+    """``1 Paso  2 Envido 2  …``: each button with its key, clickable, wrapping at spaces between buttons
+    (a label's own spaces do not break)."""
+    return Content("   ").join(
+        Content.from_markup(f"[@click=app.press({n})][b reverse] {n} [/] $label[/]", label=_unbroken(b.label))
+        for n, b in enumerate(buttons, 1)
+    )
+
+
+def catch_lines(catches: list[Catchable]) -> Content:
+    """One clickable line per seña that may be caught, its key first."""
+    return Content("\n").join(
+        Content.from_markup(f"[@click=app.catch('{c.key}')][b]$label[/][/]", label=c.label) for c in catches
+    )
+
+
+def _unbroken(label: str) -> str:
+    return label.replace(" ", "\u00a0")

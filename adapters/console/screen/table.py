@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, Input, RichLog, Static
+from textual.widgets import Input, Static
 
 from adapters.console.screen import controls, panels, texts
 from adapters.console.screen.feed import Step, step_lines, view_before, views_after
@@ -28,9 +28,7 @@ from adapters.console.table import plain
 from bot.app import Service
 from bot.i18n import translator
 from bot.kernel import (
-    Button as CoreButton,
-)
-from bot.kernel import (
+    Button,
     ChatRef,
     Outcome,
     TableState,
@@ -45,6 +43,8 @@ from engine.views import SeatView
 
 #: Seconds between two moves of the feed (``--pace``).
 DEFAULT_PACE = 0.7
+#: Lines of the feed kept on screen (the hand's story and the count say the rest).
+FEED_KEPT = 300
 
 
 class TableScreen(App[int]):
@@ -54,14 +54,15 @@ class TableScreen(App[int]):
     #header { dock: top; height: auto; background: $boost; padding: 0 1; }
     #body { height: 1fr; }
     #left { width: 1fr; height: 1fr; }
-    #feed { width: 1fr; height: 1fr; border-left: solid $primary; padding: 0 1; }
     #seats, #cards, #story, #count { height: auto; padding: 0 1; }
     #cards { color: $success; }
     #count { color: $warning; }
     #controls { dock: bottom; height: auto; }
     #notice { height: auto; padding: 0 1; }
-    #buttons, #catches { height: auto; }
-    #buttons Button, #catches Button { width: auto; min-width: 6; height: 1; margin: 0 1 0 0; }
+    #buttons { height: auto; padding: 0 1; }
+    #catches { height: auto; padding: 0 1; background: $warning 30%; }
+    #feedbox { width: 1fr; height: 1fr; border-left: solid $primary; }
+    #feed { height: auto; padding: 0 1; }
     #amount { width: 40; }
     #keys { height: auto; background: $boost; padding: 0 1; }
     """
@@ -105,7 +106,7 @@ class TableScreen(App[int]):
         self.caught_up = False
         self.feed_lines: list[str] = []
         """Every line the feed showed, in order (nothing is ever shown twice)."""
-        self.buttons: list[CoreButton] = []
+        self.buttons: list[Button] = []
         self.catchable: list[controls.Catchable] = []
         self.legal_amounts: dict[int, Action] = {}
         self.rules_open = False
@@ -125,11 +126,12 @@ class TableScreen(App[int]):
                 yield Static(id="cards", markup=False)
                 yield Static(id="story", markup=False)
                 yield Static(id="count", markup=False)
-            yield RichLog(id="feed", wrap=True, markup=False, auto_scroll=True, min_width=10)
+            with VerticalScroll(id="feedbox"):
+                yield Static(id="feed", markup=False)
         with Vertical(id="controls"):
             yield Static(id="notice", markup=False)
-            yield Horizontal(id="catches")
-            yield Horizontal(id="buttons")
+            yield Static(id="catches")
+            yield Static(id="buttons")
             yield Input(id="amount", type="integer", compact=True)
             yield Static(self.t.gettext(texts.KEYS), id="keys", markup=False)
 
@@ -203,10 +205,10 @@ class TableScreen(App[int]):
         self.query_one("#notice", Static).update(Text(f"» {text}" if text else ""))
 
     def _feed(self, lines: list[str] | tuple[str, ...]) -> None:
-        log = self.query_one("#feed", RichLog)
-        for line in lines:
-            self.feed_lines.append(line)
-            log.write(Text(line))
+        """Add lines to the move feed (a text that wraps again at words whenever the screen is resized)."""
+        self.feed_lines.extend(lines)
+        self.query_one("#feed", Static).update(Text("\n".join(self.feed_lines[-FEED_KEPT:])))
+        self.query_one("#feedbox", VerticalScroll).scroll_end(animate=False)
 
     def _draw(self, view: SeatView) -> None:
         """The header, seats, cards and story as the player's view shows them after the feed's last move."""
@@ -238,12 +240,13 @@ class TableScreen(App[int]):
             self.query_one("#story", Static).update(Text("\n".join(plain(lobby).splitlines()[1:])))
         self.buttons = controls.pressable([lobby] if lobby else [], ("lobby",))
         await self._mount_buttons()
+        self.caught_up = True
 
     # --- buttons ---------------------------------------------------------------------------------------
 
     def _hide_buttons(self) -> None:
         self.caught_up = False
-        self.query_one("#buttons", Horizontal).display = False
+        self.query_one("#buttons", Static).display = False
         self.query_one("#amount", Input).display = False
 
     async def _show_buttons(self) -> None:
@@ -255,11 +258,8 @@ class TableScreen(App[int]):
         self.caught_up = True
 
     async def _mount_buttons(self) -> None:
-        row = self.query_one("#buttons", Horizontal)
-        await row.remove_children()
-        await row.mount_all(
-            Button(f"{n} {b.label}", id=f"press-{n}", compact=True) for n, b in enumerate(self.buttons[:9], 1)
-        )
+        row = self.query_one("#buttons", Static)
+        row.update(controls.key_line(self.buttons[:9]))
         row.display = True
 
     def _offer_amount(self) -> None:
@@ -285,25 +285,15 @@ class TableScreen(App[int]):
         self.run_worker(self._mount_catches(), group="catches")
 
     async def _mount_catches(self) -> None:
-        row = self.query_one("#catches", Horizontal)
-        await row.remove_children()
-        await row.mount_all(
-            Button(c.label, id=f"catch-{c.key}", variant="warning", compact=True) for c in self.catchable
-        )
+        row = self.query_one("#catches", Static)
+        row.update(controls.catch_lines(self.catchable))
+        row.display = bool(self.catchable)
 
     def _drop_catch(self, key: str) -> None:
         self.catchable = [c for c in self.catchable if c.key != key]
         self.run_worker(self._mount_catches(), group="catches")
 
     # --- the player's keys -----------------------------------------------------------------------------
-
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
-        """A click does what its key does."""
-        name = event.button.id or ""
-        if name.startswith("press-"):
-            await self.action_press(int(name.removeprefix("press-")))
-        elif name.startswith("catch-"):
-            await self.action_catch(name.removeprefix("catch-"))
 
     async def action_press(self, n: int) -> None:
         """Press the ``n``-th button (once the feed has caught up)."""
