@@ -129,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(
             settings.log_level if explicit else PLAY_LOG_LEVEL, "%(levelname)s %(name)s: %(message)s"
         )
-        return console.run(args, settings, table=fullscreen.play if fullscreen.wanted(args) else None)
+        if fullscreen.wanted(args):
+            return console.run(args, settings, table=fullscreen.play)
+        return console.run(args, settings)
     if args.command == "history":
         if settings is None:
             return _invalid(problems)
