@@ -266,6 +266,14 @@ async def test_a_bet_amount_is_typed_and_checked() -> None:
         await settled(pilot, app)
         mine = [line for line in app.feed_lines[len(before) :] if line.startswith("Root:")]
         assert mine and (mine[0] == f"Root: envido {amount}" or mine[0].startswith(f"Root: {amount} more"))
+        await pilot.press("r")  # the rules in place of the table, then back
+        assert "r or Esc: back to the table" in app.screen_text() and app.rules_text in str(
+            app.query_one("#count", Static).content
+        )
+        await pilot.press("escape")
+        assert "q quit" in app.screen_text() and app.query_one("#seats", Static).display
+        await pilot.press("q")
+    assert app.return_value == 0
 
 
 @pytest.mark.parametrize(

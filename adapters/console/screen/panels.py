@@ -21,6 +21,7 @@ from bot.screens import (
     stopped_line,
     team_names,
 )
+from engine.hand_types import Phase
 from engine.match import Match
 from engine.views import SeatView
 
@@ -55,6 +56,8 @@ def card_lines(t: Translator, table: TableState, view: SeatView) -> list[str]:
     lines = [t.format(texts.YOUR_CARDS, cards=cards_label(view.cards))]
     if len(view.cards) == 4:
         lines[0] += f"  → {hand_summary(t, view.cards)}"
+    if view.phase is Phase.DISCARD and len(view.cards) == 4:
+        lines.append(t.gettext(texts.CHOOSE_DISCARDS))
     for sena in view.partner_senas():
         name = seat_name(table, view.partner)
         lines.append(t.format(texts.PARTNER_SENA, name=name, sena=t.gettext(SENA_NAMES[sena])))

@@ -50,10 +50,12 @@ FEED_KEPT = 300
 class TableScreen(App[int]):
     """The table at one terminal: you (one seat) against the machines, as the service runs it."""
 
+    TITLE = "musbot"
+
     CSS = """
     #header { dock: top; height: auto; background: $boost; padding: 0 1; }
     #body { height: 1fr; }
-    #left { width: 1fr; height: 1fr; }
+    #left { width: 3fr; height: 1fr; }
     #seats, #cards, #story, #count { height: auto; padding: 0 1; }
     #cards { color: $success; }
     #count { color: $warning; }
@@ -61,9 +63,9 @@ class TableScreen(App[int]):
     #notice { height: auto; padding: 0 1; }
     #buttons { height: auto; padding: 0 1; }
     #catches { height: auto; padding: 0 1; background: $warning 30%; }
-    #feedbox { width: 1fr; height: 1fr; border-left: solid $primary; }
+    #feedbox { width: 2fr; height: 1fr; border-left: solid $primary; }
     #feed { height: auto; padding: 0 1; }
-    #amount { width: 40; }
+    #amount { width: 40; margin: 0 1; }
     #keys { height: auto; background: $boost; padding: 0 1; }
     """
 
@@ -111,6 +113,7 @@ class TableScreen(App[int]):
         self.legal_amounts: dict[int, Action] = {}
         self.rules_open = False
         self.count_text = ""
+        self.rules_text = ""
         self._syncing = asyncio.Lock()
         self._again = False
 
@@ -202,13 +205,16 @@ class TableScreen(App[int]):
 
     def say(self, text: str | None) -> None:
         """A short line for the player (a press's answer)."""
-        self.query_one("#notice", Static).update(Text(f"» {text}" if text else ""))
+        notice = self.query_one("#notice", Static)
+        notice.update(Text(f"» {text}" if text else ""))
+        notice.display = bool(text)
 
     def _feed(self, lines: list[str] | tuple[str, ...]) -> None:
         """Add lines to the move feed (a text that wraps again at words whenever the screen is resized)."""
         self.feed_lines.extend(lines)
         self.query_one("#feed", Static).update(Text("\n".join(self.feed_lines[-FEED_KEPT:])))
-        self.query_one("#feedbox", VerticalScroll).scroll_end(animate=False)
+        box = self.query_one("#feedbox", VerticalScroll)
+        self.call_after_refresh(box.scroll_end, animate=False)
 
     def _draw(self, view: SeatView) -> None:
         """The header, seats, cards and story as the player's view shows them after the feed's last move."""
@@ -218,9 +224,21 @@ class TableScreen(App[int]):
         self.query_one("#seats", Static).update(Text("\n".join(panels.seat_lines(t, table, view))))
         self.query_one("#cards", Static).update(Text("\n".join(panels.card_lines(t, table, view))))
         self.query_one("#story", Static).update(Text("\n".join(panels.story_lines(t, table, view))))
-        if view.phase is not Phase.OVER and not self.rules_open:
+        if view.phase is not Phase.OVER:
             self.count_text = ""
-            self.query_one("#count", Static).update("")
+        self._show_left()
+
+    def _show_left(self) -> None:
+        """The seats, cards and story while the hand is played; the count in their place once it is shown,
+        and the rules while they are open."""
+        shown = self.rules_text if self.rules_open else self.count_text
+        count = self.query_one("#count", Static)
+        count.update(Text(shown))
+        count.display = bool(shown)
+        self.query_one("#story", Static).display = not shown
+        for part in ("#seats", "#cards"):  # (the count shows every hand)
+            self.query_one(part, Static).display = not shown
+        self.query_one("#left", VerticalScroll).scroll_home(animate=False)
 
     def _show_count(self, view: SeatView) -> None:
         """The count with its reasons, the hands shown, the score named by pair and what the hand won."""
@@ -228,8 +246,7 @@ class TableScreen(App[int]):
         assert table is not None and match is not None
         lines = panels.count_panel(self.t, table, match, view, self.clock())
         self.count_text = "\n".join(lines)
-        if not self.rules_open:
-            self.query_one("#count", Static).update(Text(self.count_text))
+        self._show_left()
         self._feed([lines[0]])
 
     async def _show_lobby(self) -> None:
@@ -260,7 +277,7 @@ class TableScreen(App[int]):
     async def _mount_buttons(self) -> None:
         row = self.query_one("#buttons", Static)
         row.update(controls.key_line(self.buttons[:9]))
-        row.display = True
+        row.display = bool(self.buttons)
 
     def _offer_amount(self) -> None:
         """The amount box, while the player may envido or raise by an amount of their choosing."""
@@ -356,11 +373,10 @@ class TableScreen(App[int]):
             self.action_close_rules()
             return
         outcome = await self.service.chats.rules(self.chat, self.user, full=False)
-        text = "\n\n".join(plain(m) for m in outcome.messages) or (outcome.answer or "")
+        self.rules_text = "\n\n".join(plain(m) for m in outcome.messages) or (outcome.answer or "")
         self.rules_open = True
-        self.query_one("#count", Static).update(Text(text))
         self.query_one("#keys", Static).update(Text(self.t.gettext(texts.RULES_KEYS)))
-        self.query_one("#left", VerticalScroll).scroll_end(animate=False)
+        self._show_left()
 
     def action_close_rules(self) -> None:
         """Back to the table from the rules."""
@@ -368,7 +384,7 @@ class TableScreen(App[int]):
             return
         self.rules_open = False
         self.query_one("#keys", Static).update(Text(self.t.gettext(texts.KEYS)))
-        self.query_one("#count", Static).update(Text(self.count_text))
+        self._show_left()
 
     def screen_text(self) -> str:
         """The screen as plain text, row by row (what a capture writes; the tests read it)."""

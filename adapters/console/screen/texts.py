@@ -40,6 +40,7 @@ OWN_SENA = _("⚡ {name} made a seña: your partner sees it.")
 PARTNER_SENA = _("Your partner {name} made you a seña: {sena}")
 CAUGHT = _("You caught {name}'s seña: {sena}")
 YOUR_CARDS = _("Your cards: {cards}")
+CHOOSE_DISCARDS = _("Choose the cards to discard, then confirm.")
 COUNT_TITLE = _("🂡 Hand {n} · count")
 # Translators: the move feed, when a new hand begins.
 NEW_HAND = _("— Hand {n} —")
