@@ -20,6 +20,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])  # the packages of this c
 
 from adapters.console import app as console
 from adapters.console.screen.entry import flow_for_screen
+from adapters.console.screen.panels import screen_text
 from adapters.console.screen.table import TableScreen
 from bot.kernel import ChatRef, UserRef, parse_token
 from bot.ops import Settings, build_app
@@ -72,7 +73,7 @@ async def play_hand(screen: TableScreen, lang: str) -> list[tuple[str, str]]:
     shots: list[tuple[str, str]] = []
     async with screen.run_test(size=SIZE) as pilot:
         await settle(pilot, screen)
-        shots.append(("the options, before the game", screen.screen_text()))
+        shots.append(("the options, before the game", screen_text(screen)))
         for _ in range(60):
             codes = [code(b.token) for b in screen.buttons[:9]]
             key = next((str(n) for n, c in enumerate(codes, 1) if c in ("start", "discard")), "1")
@@ -81,8 +82,8 @@ async def play_hand(screen: TableScreen, lang: str) -> list[tuple[str, str]]:
             await pilot.press(key)
             await settle(pilot, screen)
             if screen.legal_amounts and len(shots) < 2:
-                shots.append(("a decision, after the machines' moves", screen.screen_text()))
-        shots.append(("the count", screen.screen_text()))
+                shots.append(("a decision, after the machines' moves", screen_text(screen)))
+        shots.append(("the count", screen_text(screen)))
         screen.save_screenshot(f"terminal-fullscreen-{lang}.svg", str(DOCS))
     return shots
 

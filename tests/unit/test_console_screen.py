@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from adapters.console.screen import entry
+from adapters.console.screen.panels import screen_text
 from adapters.console.screen.table import TableScreen
 from bot.kernel import ChatRef, UserRef
 from bot.screens import action_label, labelled, seat_name
@@ -130,7 +131,7 @@ async def test_every_move_is_shown_in_turn_with_a_pause_the_last_answer_before_t
         assert len(longest) >= 3  # a run of machine moves after one key
         gaps = [b - a for a, b in itertools.pairwise(longest) if b > a]  # (a step's lines come together)
         assert gaps and min(gaps) >= PACE * 0.9
-        text = app.screen_text()
+        text = screen_text(app)
         assert "Root and 🤖 Iker" in text and "🤖 Maite and 🤖 Nerea" in text  # scores named by pair
         assert "⏎: next hand" in text and "/newgame" not in text
 
@@ -192,7 +193,7 @@ async def test_a_sena_shown_late_is_caught_1_2_s_after_it_was_shown() -> None:
         assert h.now - made_at(app, chosen.token) > 3.0  # too late on the maker's clock
         await pilot.press(chosen.key)
         await settled(pilot, app)
-        assert "Caught!" in app.screen_text()
+        assert "Caught!" in screen_text(app)
         table = await h.service.load_table(app.table_id)
         assert table is not None
         index = int(code_of(chosen.token).removeprefix("catch"))
@@ -235,7 +236,7 @@ async def test_at_80x24_the_header_stays_and_long_lines_wrap_at_words() -> None:
         await pilot.pause(0.2)
         header = app.query_one("#header")
         assert header.region.y == 0 and header.region.height >= 2 and header.region.width == 80
-        rows = app.screen_text().splitlines()
+        rows = screen_text(app).splitlines()
         assert len(rows) == 24 and rows[0].lstrip().startswith("🂠 Mus · Hand 1")
         assert "Root and 🤖 Iker" in rows[1] + rows[2]
         assert "q quit" in "\n".join(rows[-3:])  # the keys stay too
@@ -259,7 +260,7 @@ async def test_a_bet_amount_is_typed_and_checked() -> None:
         low, high = min(app.legal_amounts), max(app.legal_amounts)
         await pilot.press("a")
         await pilot.press(*str(high + 1), "enter")
-        assert f"Type a whole number from {low} to {high}." in app.screen_text()
+        assert f"Type a whole number from {low} to {high}." in screen_text(app)
         before = list(app.feed_lines)
         amount = 7 if 7 in app.legal_amounts else low
         await pilot.press("backspace", "backspace", "backspace", *str(amount), "enter")
@@ -267,11 +268,11 @@ async def test_a_bet_amount_is_typed_and_checked() -> None:
         mine = [line for line in app.feed_lines[len(before) :] if line.startswith("Root:")]
         assert mine and (mine[0] == f"Root: envido {amount}" or mine[0].startswith(f"Root: {amount} more"))
         await pilot.press("r")  # the rules in place of the table, then back
-        assert "r or Esc: back to the table" in app.screen_text() and app.rules_text in str(
+        assert "r or Esc: back to the table" in screen_text(app) and app.rules_text in str(
             app.query_one("#count", Static).content
         )
         await pilot.press("escape")
-        assert "q quit" in app.screen_text() and app.query_one("#seats", Static).display
+        assert "q quit" in screen_text(app) and app.query_one("#seats", Static).display
         await pilot.press("q")
     assert app.return_value == 0
 

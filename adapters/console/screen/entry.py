@@ -16,7 +16,7 @@ from adapters.console.lines import LineSource
 from adapters.console.screen.table import DEFAULT_PACE, TableScreen
 from adapters.console.table import ConsoleTable
 from bot.i18n import translator
-from bot.kernel import ChatRef, UserRef
+from bot.kernel import ChatRef, TableStatus, UserRef
 from bot.ops import Settings, build_app
 from bot.table import FlowSettings
 
@@ -81,7 +81,9 @@ async def play(
             opening=" ".join(said),
         )
         await screen.run_async()
-        print(console.saved_line(t, settings), file=out)
+        status = None if screen.table is None else screen.table.status
+        ended = status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+        print(t.gettext(console.THE_END) if ended else console.saved_line(t, settings), file=out)
         return 0
     finally:
         await app.close()

@@ -4,6 +4,8 @@ count. The words are the core's (:mod:`bot.screens`); only their arrangement is 
 
 from __future__ import annotations
 
+from textual.app import App
+
 from adapters.console.screen import texts
 from bot.i18n import Translator
 from bot.kernel import TableState
@@ -91,3 +93,10 @@ def count_panel(t: Translator, table: TableState, match: Match, view: SeatView, 
     lines.extend(results[:-1] if match.over else results)
     lines.append(t.gettext(texts.MATCH_OVER if match.over else texts.NEXT_HAND))
     return lines
+
+
+def screen_text(app: App[object]) -> str:
+    """A running app's screen as plain text, row by row (what a capture writes; the tests read it)."""
+    # As App.export_screenshot renders the screen, without the SVG.
+    strips = app.screen._compositor.render_strips()
+    return "\n".join(strip.text.rstrip() for strip in strips)
