@@ -280,15 +280,16 @@ async def test_a_bet_amount_is_typed_and_checked() -> None:
 @pytest.mark.parametrize(
     ("flags", "ttys", "full"),
     [
-        ([], (True, True), True),
-        (["--plain"], (True, True), False),
-        (["--auto"], (True, True), False),
-        ([], (True, False), False),
-        ([], (False, True), False),
+        ([], (True, True, True), True),
+        (["--plain"], (True, True, True), False),
+        (["--auto"], (True, True, True), False),
+        ([], (True, False, True), False),  # output piped
+        ([], (False, True, True), False),  # input piped
+        ([], (True, True, False), False),  # errors to a file: Textual would draw there
     ],
 )
 def test_the_full_screen_opens_on_a_terminal_unless_plain(
-    flags: list[str], ttys: tuple[bool, bool], full: bool
+    flags: list[str], ttys: tuple[bool, bool, bool], full: bool
 ) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--auto", action="store_true")
@@ -303,4 +304,4 @@ def test_the_full_screen_opens_on_a_terminal_unless_plain(
         def isatty(self) -> bool:
             return self.tty
 
-    assert entry.wanted(args, End(ttys[0]), End(ttys[1])) is full
+    assert entry.wanted(args, *(End(tty) for tty in ttys)) is full

@@ -34,12 +34,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def wanted(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> bool:
-    """Whether to open the full screen: both ends a terminal, not ``--plain``, not ``--auto``."""
-    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+def wanted(
+    args: argparse.Namespace,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> bool:
+    """Whether to open the full screen: not ``--plain``, not ``--auto``, and every end a terminal (the keys
+    come in on standard input; Textual draws on standard error; standard output says where the game is
+    saved, after the screen closes)."""
     if getattr(args, "plain", False) or getattr(args, "auto", False):
         return False
-    return stdin.isatty() and stdout.isatty()
+    ends = (stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr)
+    return all(end.isatty() for end in ends)
 
 
 def flow_for_screen() -> FlowSettings:
