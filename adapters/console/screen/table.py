@@ -51,6 +51,8 @@ class TableScreen(App[int]):
     """The table at one terminal: you (one seat) against the machines, as the service runs it."""
 
     TITLE = "musbot"
+    AUTO_FOCUS = None  # keys press buttons; the amount box takes them only after "a"
+    ENABLE_COMMAND_PALETTE = False
 
     CSS = """
     #header { dock: top; height: auto; background: $boost; padding: 0 1; }
@@ -306,24 +308,23 @@ class TableScreen(App[int]):
         for catch in made:
             self.set_timer(step.view.catch_window, lambda key=catch.key: self._drop_catch(key))
         self.catchable.extend(made)
-        self.run_worker(self._mount_catches(), group="catches")
+        self._show_catches()
 
-    async def _mount_catches(self) -> None:
+    def _show_catches(self) -> None:
         row = self.query_one("#catches", Static)
         row.update(controls.catch_lines(self.catchable))
         row.display = bool(self.catchable)
 
     def _drop_catch(self, key: str) -> None:
         self.catchable = [c for c in self.catchable if c.key != key]
-        self.run_worker(self._mount_catches(), group="catches")
+        self._show_catches()
 
     # --- the player's keys -----------------------------------------------------------------------------
 
     async def action_press(self, n: int) -> None:
         """Press the ``n``-th button (once the feed has caught up)."""
-        if not self.caught_up and self.table is not None and self.table.status is TableStatus.PLAYING:
-            return
-        if not 1 <= n <= min(len(self.buttons), 9):
+        playing = self.table is not None and self.table.status is TableStatus.PLAYING
+        if (playing and not self.caught_up) or not 1 <= n <= min(len(self.buttons), 9):
             return
         await self._answer(await self.service.press(self.user, self.buttons[n - 1].token))
 
@@ -386,7 +387,8 @@ class TableScreen(App[int]):
         self._show_left()
 
     def action_close_rules(self) -> None:
-        """Back to the table from the rules."""
+        """Back to the table from the rules (or out of the amount box)."""
+        self.set_focus(None)
         if not self.rules_open:
             return
         self.rules_open = False
