@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from typing import Any
 
@@ -19,6 +20,7 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.discord import access
 from adapters.discord.commands import CatalogTranslator, mus_group
 from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
@@ -92,6 +94,8 @@ class MusClient(discord.AutoShardedClient):
             key_platform=PREFIX.rstrip(":"),
         )
         self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
+        # A channel that refused a post (no right to post there any more) has its table paused: access.py.
+        self.sender.on_chat_lost = functools.partial(access.chat_lost, self.handlers)
         #: What :class:`TokenButton` and :class:`TokenMenu` call.
         self.press_handler = self.handlers.press
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)

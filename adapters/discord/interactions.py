@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 import discord
 
+from adapters.discord import access
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
 from adapters.discord.timing import DISCORD, interaction_times
@@ -80,6 +81,8 @@ class DiscordHandlers:
     """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
     window: AnswerWindow = DISCORD
     """How interactions are timed: their store budget and when they are deferred at the latest."""
+    last_presses: access.LastPresses = field(default_factory=access.LastPresses)
+    """The last press in each channel (told by follow-up if the channel then refuses the bot's posts)."""
     _in_flight: int = 0
     _idle: asyncio.Event = field(default_factory=asyncio.Event)
     _remembering: set[asyncio.Task[None]] = field(default_factory=set)
@@ -221,6 +224,7 @@ class DiscordHandlers:
                     await self._say(interaction, refused.answer or DONE)
                     return
                 outcome = await self._in_time(interaction, work(chat, user), times, command=True)
+                outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
                 await self._answer_command(interaction, chat, user, outcome)
 
     async def _answer_command(
@@ -266,8 +270,11 @@ class DiscordHandlers:
                 return
             async with self._answering(interaction, user, "button press", delivered=True):
                 token = read_token(data)  # parsed once, here: the service and the answer below use it
+                if await access.refused(self, interaction, chat, user):  # the bot may not post here
+                    return
                 pressed = self.service.press(user, token, chat)
                 outcome = await self._in_time(interaction, pressed, times, command=False)
+                outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
                 await self._answer_token(interaction, user, token, outcome)
 
     async def _answer_token(

@@ -21,6 +21,7 @@ from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
 from bot.app._invitations import Invitations
 from bot.app._lesson_commands import LessonCommands
+from bot.app._pauses import Pauses
 from bot.app._unit_of_work import TableWork
 from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
 from bot.i18n import common as msg
@@ -28,7 +29,6 @@ from bot.i18n.markers import N_
 from bot.kernel import (
     CHAT_SCOPE,
     Button,
-    CatchSena,
     ChatRef,
     ExportMatch,
     Invite,
@@ -63,6 +63,7 @@ from bot.table import (
     dispatch_press,
     lang_for,
     new_table,
+    refuse_if_paused,
     say,
     start_game,
     take_seat,
@@ -86,8 +87,9 @@ class Service:
     one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
     through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
     ``/help``, the act-once check and the throttle), :attr:`history` the hand history, :attr:`lessons`
-    ``/learn``, :attr:`invitations` whom to invite privately from a group and :attr:`moves` a chat that
-    moved to a new key (a Telegram group upgraded to a supergroup). A pressed button and an
+    ``/learn``, :attr:`invitations` whom to invite privately from a group, :attr:`moves` a chat that
+    moved to a new key (a Telegram group upgraded to a supergroup) and :attr:`pauses` a chat the bot cannot
+    reach (its table paused) or a player who blocked it. A pressed button and an
     invitation are routed by their type through one table each (:attr:`presses`, :attr:`invites`: the message
     bus).
     """
@@ -102,6 +104,7 @@ class Service:
         self.lessons = LessonCommands(deps)
         self.invitations = Invitations(self.tables, self.chats)
         self.moves = ChatMoves(deps, self.chats, lambda table_id: self.show_table(table_id))
+        self.pauses = Pauses(deps, self.tables, self.invitations, self.show_hand)
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
         self.presses.register(self._lesson_press, LessonChoice, OpenLesson)
@@ -159,7 +162,8 @@ class Service:
             self._reposted.clear()
         self._reposted[table_id] = now
         shown = await self.show_table(table_id, user)
-        return Outcome(answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=table_id)
+        answer = shown.answer if shown.paused else say(lang, ALREADY_TABLE)
+        return Outcome(answer=answer, messages=shown.messages, ok=False, table=table_id, paused=shown.paused)
 
     async def new_machine_table(
         self,
@@ -209,6 +213,7 @@ class Service:
         hands: the asker's own, or (``every_hand``) every seated person's."""
 
         def step(ctx: TableContext) -> Answer:
+            refuse_if_paused(ctx)  # (nothing could reach its chat)
             ctx.record(TableShown(fresh))
             if ctx.table.status is not TableStatus.PLAYING:
                 return None
@@ -239,20 +244,18 @@ class Service:
         return outcome
 
     async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
-        """A ⚡ pressed on a surface that showed the seña later than it was made (the terminal's paced
-        feed): its window counts from ``shown_at``, on the service's clock. Other buttons: :meth:`press`."""
+        """A ⚡ on a surface that showed the seña late (a paced feed): its window counts from ``shown_at``."""
         token = pressed if isinstance(pressed, Token) else read_token(pressed)
-        if token is None or not isinstance(token.command, CatchSena) or token.table == CHAT_SCOPE:
-            return await self.press(user, pressed)
-        table_id, caught = token.table, token  # (a name the lambda keeps narrowed)
-        return await self.tables.run(table_id, user, lambda ctx: dispatch_catch(ctx, user, caught, shown_at))
+        if token is None or token.table == CHAT_SCOPE or self.presses.handler_for(token) != self._table_press:
+            return await self.press(user, pressed)  # (not a table's button: a press like any other)
+        return await self.tables.run(token.table, user, dispatch_catch(user, token, shown_at))
 
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""
         if token.table == CHAT_SCOPE:  # a chat's button whose command has no handler of its own: forged
             return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
         outcome = await self.tables.run(token.table, user, lambda ctx: dispatch_press(ctx, user, token))
-        if outcome.ok or outcome.failed or outcome.table is None:
+        if outcome.ok or outcome.failed or outcome.table is None or outcome.paused:
             return outcome
         # A refused press may come from a screen that missed an edit (lost in a crash): redraw what the
         # table and the presser's hand show now. Where they show it already, delivery makes no call.

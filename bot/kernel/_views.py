@@ -109,3 +109,7 @@ class Outcome:
     table: str | None = None
     failed: bool = False
     """The store (or something unexpected) failed: nothing was written; worth retrying later."""
+    paused: bool = False
+    """Refused because the table is paused: the bot could not reach its chat. An adapter that knows the chat
+    is reachable again (the press came from there, with the rights to post) resumes it
+    (:attr:`bot.app.Service.pauses`)."""

@@ -170,6 +170,10 @@ class Settings(BaseSettings):
     lobby_timeout: Annotated[float, BeforeValidator(seconds_between(1, 7 * 86400))] = Field(
         default=900.0, description="An unstarted lobby closes after this"
     )
+    pause_limit: Annotated[float, BeforeValidator(seconds_between(60, 30 * 86400))] = Field(
+        default=86400.0,
+        description="A table whose chat the bot cannot reach waits this long for it, then closes",
+    )
     history_days: Annotated[int, BeforeValidator(whole_days(1, 3650))] = Field(
         default=30, description="Days every finished hand is kept for /history (after its match's last hand)"
     )
@@ -231,4 +235,5 @@ class Settings(BaseSettings):
             next_hand_delay=self.next_hand_delay,
             catch_window=self.catch_window,
             lobby_timeout=self.lobby_timeout,
+            pause_limit=self.pause_limit,
         )

@@ -35,6 +35,7 @@ from bot.table import _lobby as lobby
 from bot.table._autoplay import back_in_control
 from bot.table._context import MATCH_OVER, Answer, Refusal, TableContext
 from bot.table._events import CardsShown
+from bot.table._pause import refuse_if_paused
 
 #: One step of a press: the table, the presser, the parsed token; what to answer (or a :class:`Refusal`).
 PressStep = Callable[[TableContext, UserRef, Token], Answer]
@@ -42,24 +43,28 @@ PressStep = Callable[[TableContext, UserRef, Token], Answer]
 
 def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     """What a button press does: the step registered for its command's type (:data:`_PRESSES`); a command
-    no step knows is checked as a button of the hand, then refused as stale."""
+    no step knows is checked as a button of the hand, then refused as stale. Nothing at a paused table."""
+    refuse_if_paused(ctx)
     step = _PRESSES.get(type(token.command), _unknown)
     return step(ctx, user, token)
 
 
-def dispatch_catch(ctx: TableContext, user: UserRef, token: Token, shown_at: float) -> Answer:
-    """A ⚡ pressed on a surface that knows when it showed the seña (the terminal's paced move feed): checked
-    as :func:`dispatch_press` checks it, the catch window counting from ``shown_at`` (the service's clock).
-    Any other button is :func:`dispatch_press`'s."""
-    command = token.command
-    if not isinstance(command, CatchSena):
-        return dispatch_press(ctx, user, token)
+def dispatch_catch(user: UserRef, token: Token, shown_at: float) -> Callable[[TableContext], Answer]:
+    """The step of a ⚡ pressed on a surface that knows when it showed the seña (the terminal's paced move
+    feed): checked as :func:`dispatch_press` checks it, the catch window counting from ``shown_at`` (the
+    service's clock). Any other button: :func:`dispatch_press`'s step."""
 
-    def step(ctx: TableContext, user: UserRef, token: Token) -> Answer:
-        flow.catch(ctx, user, command.index, shown_at)
+    def caught(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+        assert isinstance(token.command, CatchSena)
+        flow.catch(ctx, user, token.command.index, shown_at)
         return None
 
-    return _in_this_hand(step)(ctx, user, token)
+    def step(ctx: TableContext) -> Answer:
+        if not isinstance(token.command, CatchSena):
+            return dispatch_press(ctx, user, token)
+        return _in_this_hand(caught)(ctx, user, token)
+
+    return step
 
 
 # --- the checks a family of buttons shares --------------------------------------------------------------

@@ -54,7 +54,10 @@ State kept like Discord:
   ``token_lifetime`` seconds (15 minutes) after the interaction, only once it was answered (else 404 10015
   ``Unknown Webhook``), and then 401 50027 ``Invalid Webhook Token``;
 * rate limits: every success carries ``X-RateLimit-Limit/Remaining/Reset/Reset-After/Bucket`` (generous:
-  the bucket never runs out); :meth:`FakeDiscord.inject_429` makes chosen requests answer 429 with Discord's
+  the bucket never runs out) — unless the server is made with ``limits=DiscordLimits()``: then Discord's
+  per-route buckets and global limit are enforced and reported (:mod:`.fake_discord_limits`), and
+  :meth:`FakeDiscord.limited` lists the requests refused with a 429 (not counted as rejected);
+  :meth:`FakeDiscord.inject_429` makes chosen requests answer 429 with Discord's
   body and headers (``Retry-After``, ``X-RateLimit-*``, ``Via``: discord.py treats a 429 without ``Via`` as a
   Cloudflare ban), recorded as injected, not as rejected.
 
@@ -95,6 +98,7 @@ from typing import Any, TypeVar
 
 from aiohttp import WSMsgType, web
 
+from .fake_discord_limits import DiscordLimits, RateLimits
 from .fake_discord_spec import (
     EPHEMERAL,
     IS_COMPONENTS_V2,
@@ -736,8 +740,11 @@ class FakeDiscord:
         privileged_intents: int = 0,
         bot_name: str = "Mus Bot",
         spec: DiscordSpec | None = None,
+        limits: DiscordLimits | None = None,
     ) -> None:
         self.token = token
+        self.rate_limits = None if limits is None else RateLimits(limits, self.now)
+        """Discord's rate limits, when enforced (see :mod:`.fake_discord_limits`)."""
         self.interaction_timeout = interaction_timeout
         self.token_lifetime = token_lifetime
         self.heartbeat_interval_ms = heartbeat_interval_ms
@@ -1055,7 +1062,7 @@ class FakeDiscord:
             "channel": self._interaction_channel(channel),
             "channel_id": str(channel.id),
             "locale": user.locale,
-            "app_permissions": str(BOT_PERMISSIONS),
+            "app_permissions": str(self._app_permissions(channel)),
             "entitlements": [],
             "entitlement_sku_ids": [],
             "authorizing_integration_owners": _owners(guild),
@@ -1083,6 +1090,14 @@ class FakeDiscord:
         self._interactions[interaction_id] = inter
         self._by_token[token] = inter
         return inter
+
+    @staticmethod
+    def _app_permissions(channel: FakeChannel) -> int:
+        """The bot's permissions in ``channel`` as an interaction reports them: without Send Messages where
+        it may not post (``bot_can_send`` false, whose posts answer 403 50013)."""
+        if channel.is_dm or channel.bot_can_send:
+            return BOT_PERMISSIONS
+        return BOT_PERMISSIONS & ~_SEND_MESSAGES
 
     def _interaction_channel(self, channel: FakeChannel) -> JSON:
         data = channel.to_api()
@@ -1223,8 +1238,12 @@ class FakeDiscord:
         ]
 
     def rejected(self) -> list[Call]:
-        """Calls refused for a reason other than an injected 429 or a DM-closed 50007."""
-        return [c for c in self._calls if c.rejected and c.code != 50007]
+        """Calls refused for a reason other than a 429 (injected, or the limits') or closed DMs (50007)."""
+        return [c for c in self._calls if c.rejected and c.code != 50007 and c.status != 429]
+
+    def limited(self) -> list[Call]:
+        """Calls the rate limits refused with a 429 (see :mod:`.fake_discord_limits`)."""
+        return [c for c in self._calls if c.status == 429 and not c.injected]
 
     def channel_messages(self, channel: FakeChannel) -> list[StoredMessage]:
         """The messages of a channel everyone sees (no ephemerals, no deleted ones), oldest first."""
@@ -1774,6 +1793,8 @@ class FakeDiscord:
             injected = self._take_429(request.method, path, bucket)
             if injected is not None:
                 raise injected
+            if self.rate_limits is not None:
+                headers = self.rate_limits.admit(request.method, match.template, match.params, headers)
             query, errors = self.spec.validate_query(match.operation, request.query)
             errors = self.spec.validate_path_params(match.operation, match.params) + errors
             if errors:

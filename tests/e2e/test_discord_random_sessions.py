@@ -25,14 +25,16 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.discord.app import DiscordRuntime
-from bot.kernel import TableStatus
+from bot.kernel import TableState, TableStatus
 from bot.table import FlowSettings
 from engine.cards import card_name
 from engine.hand_types import Phase
+from engine.match import Match
 
 from .conftest import code_of, memory_service, slot_of, stamp_of
 from .discord_harness import DiscordTable, audit_no_card_leaks, ever_ids, start_discord_bot
 from .fake_discord import FakeDiscord, FakeInteraction, FakeUser, StoredMessage
+from .fake_discord_limits import DiscordLimits
 from .private_messages import repeated_private_messages
 
 JUNK = string.ascii_letters + string.digits + ".-_:"
@@ -221,12 +223,22 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
         table, kinds = await random_session(dc, runtime, seed, hands=5)
     finally:
         await runtime.stop()
-    played, _ = await table.state()
+    assert_every_promise(dc, table, kinds, await table.state())
+
+
+def assert_every_promise(
+    dc: FakeDiscord,
+    table: DiscordTable,
+    kinds: collections.Counter[str],
+    stored: tuple[TableState, Match | None],
+) -> None:
+    """What the module docstring promises, after a session that left the table in ``stored``."""
+    state, _ = stored
     # The session really pressed old, forged and right components; a member decided in every
     # hand that ended (one machine cannot end a hand alone). How many presses a hand takes is the machines'
     # pace and the cards' (an órdago accepted at once ends a hand in three).
     assert {"old", "forged", "turn"} <= set(kinds), kinds  # ("My cards" only when the roll meets its button)
-    assert kinds["turn"] >= min(played.reported_hand, 5), (kinds, played.reported_hand)
+    assert kinds["turn"] >= min(state.reported_hand, 5), (kinds, state.reported_hand)
     assert dc.rejected() == [], dc.rejected()
     bad: list[FakeInteraction] = [
         i for i in dc.interactions if not i.answered or (i.answered_after or 0) > 3.0 or i.late_callbacks
@@ -234,7 +246,6 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
     assert bad == [], bad
     for user in table.players.values():
         assert repeated_private_messages([m.history for m in dc.dm_messages(user)]) == [], user.name
-    state, _ = await table.state()
     assert state.hand_no >= 5 or state.status is TableStatus.FINISHED
     assert assert_one_live_message_per_slot(dc) >= 1 or state.status is not TableStatus.PLAYING
     assert audit_no_card_leaks(dc, table) > 0
@@ -243,3 +254,22 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
         assert len([t for t in texts if t.splitlines()[0].startswith(f"🂡 Hand {n} ")]) == 1, n
         final = table.find_table_message(n)
         assert final is not None and final.custom_ids() == [] and "Hand over" in final.content, final
+
+
+async def test_a_randomized_discord_session_on_discords_limits_keeps_every_promise() -> None:
+    """The same with Discord's rate limits enforced (5 messages and 5 edits per 5 s in a channel, 50
+    requests a second: 429 with ``retry_after``), the lanes calling up to ten times a second so that
+    discord.py's own pacing by the headers is what keeps the buckets, and one edit refused ``retry after
+    3`` on top: every promise holds, and nothing the bot sent went over the limits."""
+    seed = 4
+    async with FakeDiscord(limits=DiscordLimits()) as dc:
+        with dc.point_discord_py():
+            runtime = await start_discord_bot(dc, memory_service(FLOW, seed=seed), min_interval=0.1)
+            dc.inject_429("PATCH", r"^/channels/\d+/messages/", retry_after=3.0)
+            try:
+                table, kinds = await random_session(dc, runtime, seed, hands=5)
+            finally:
+                await runtime.stop()
+            assert_every_promise(dc, table, kinds, await table.state())
+            assert [c.injected for c in dc.calls if c.status == 429] == [True]
+            assert dc.limited() == []  # discord.py paced itself by the headers
