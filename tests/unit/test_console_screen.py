@@ -112,6 +112,10 @@ async def test_every_move_is_shown_in_turn_with_a_pause_the_last_answer_before_t
     app.table_id = await opened(h)
     async with app.run_test(size=(120, 40)) as pilot:
         await settled(pilot, app)
+        lobby = screen_text(app)  # the options first, the keys, what the suit symbols are
+        assert "▶\u00a0Start" in lobby and "q quit" in lobby  # (a label does not break)
+        legend = "🪙 oros · 🍷 copas · 🗡️ espadas · 🪵 bastos: suits never matter in Mus."
+        assert legend in str(app.query_one("#story", Static).content) and "suits never matter" in lobby
         runs = []
         while not app.counted:
             before = len(app.feed_lines)
@@ -268,9 +272,8 @@ async def test_a_bet_amount_is_typed_and_checked() -> None:
         mine = [line for line in app.feed_lines[len(before) :] if line.startswith("Root:")]
         assert mine and (mine[0] == f"Root: envido {amount}" or mine[0].startswith(f"Root: {amount} more"))
         await pilot.press("r")  # the rules in place of the table, then back
-        assert "r or Esc: back to the table" in screen_text(app) and app.rules_text in str(
-            app.query_one("#count", Static).content
-        )
+        assert "r or Esc: back to the table" in screen_text(app) and "🪙 oros" in app.rules_text
+        assert app.rules_text in str(app.query_one("#count", Static).content)
         await pilot.press("escape")
         assert "q quit" in screen_text(app) and app.query_one("#seats", Static).display
         await pilot.press("q")

@@ -95,6 +95,12 @@ def count_panel(t: Translator, table: TableState, match: Match, view: SeatView, 
     return lines
 
 
+def lobby(t: Translator, text: str) -> tuple[str, str]:
+    """The core's lobby as the header (its first line) and the panel (the rest, then the suits' legend)."""
+    first, _, rest = text.partition("\n")
+    return first, f"{rest}\n\n{texts.suits_line(t)}"
+
+
 def screen_text(app: App[object]) -> str:
     """A running app's screen as plain text, row by row (what a capture writes; the tests read it)."""
     # As App.export_screenshot renders the screen, without the SVG.

@@ -262,8 +262,9 @@ class TableScreen(App[int]):
         shown = await self.service.show_table(self.table_id, self.user)
         lobby = next((m for m in shown.messages if m.slot == "lobby"), None)
         if lobby is not None:
-            self.query_one("#header", Static).update(Text(plain(lobby).splitlines()[0]))
-            self.query_one("#story", Static).update(Text("\n".join(plain(lobby).splitlines()[1:])))
+            title, body = panels.lobby(self.t, plain(lobby))
+            self.query_one("#header", Static).update(Text(title))
+            self.query_one("#story", Static).update(Text(body))
         self.buttons = controls.pressable([lobby] if lobby else [], ("lobby",))
         await self._mount_buttons()
         self.caught_up = True
@@ -355,8 +356,7 @@ class TableScreen(App[int]):
         table, match = self.table, self.match
         if table is None or match is None or match.hand is None or not self.legal_amounts:
             return
-        text = event.value.strip()
-        action = self.legal_amounts.get(int(text)) if text.isdigit() else None
+        action = self.legal_amounts.get(int(event.value)) if event.value.strip().isdigit() else None
         if action is None:
             low, high = min(self.legal_amounts), max(self.legal_amounts)
             self.say(self.t.format(texts.AMOUNT_INVALID, low=low, high=high))
@@ -381,7 +381,7 @@ class TableScreen(App[int]):
             self.action_close_rules()
             return
         outcome = await self.service.chats.rules(self.chat, self.user, full=False)
-        self.rules_text = "\n\n".join(plain(m) for m in outcome.messages) or (outcome.answer or "")
+        self.rules_text = "\n\n".join([texts.suits_line(self.t), *(plain(m) for m in outcome.messages)])
         self.rules_open = True
         self.query_one("#keys", Static).update(Text(self.t.gettext(texts.RULES_KEYS)))
         self._show_left()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from bot.i18n import Translator
 from bot.i18n.markers import N_
 from bot.screens import cards_label
-from engine.cards import Card
+from engine.cards import SUIT_SYMBOLS, Card
 
 _ = N_
 
@@ -48,6 +48,18 @@ NEW_HAND = _("— Hand {n} —")
 MATCH_OVER = _("The match is over. q: quit.")
 # Translators: the count is on screen at the terminal table and the next hand waits for a key.
 NEXT_HAND = _("⏎: next hand")
+
+
+# Translators: the suits' legend at the terminal table, e.g. "🪙 oros · 🍷 copas · 🗡️ espadas · 🪵 bastos: …".
+# The suits keep their Spanish names, as the rules name them.
+SUITS = _("{suits}: suits never matter in Mus.")
+_SUIT_NAMES = {"o": "oros", "c": "copas", "e": "espadas", "b": "bastos"}
+
+
+def suits_line(t: Translator) -> str:
+    """The suit symbols the cards are written with, named, and that suits never matter."""
+    suits = " · ".join(f"{SUIT_SYMBOLS[s]} {name}" for s, name in _SUIT_NAMES.items())
+    return t.format(SUITS, suits=suits)
 
 
 def discard_line(t: Translator, name: str, n: int, cards: Sequence[Card]) -> str:
