@@ -19,7 +19,7 @@ from textual.widgets import Input, Static
 from adapters.console.screen import entry
 from adapters.console.screen.panels import screen_text
 from adapters.console.screen.table import TableScreen
-from bot.kernel import ChatRef, UserRef
+from bot.kernel import ChatRef, TableStatus, UserRef
 from bot.screens import action_label, labelled, seat_name
 from engine.actions import ActionKind
 from engine.ai.baseline import BaselinePlayer
@@ -278,6 +278,20 @@ async def test_a_bet_amount_is_typed_and_checked() -> None:
         assert "q quit" in screen_text(app) and app.query_one("#seats", Static).display
         await pilot.press("q")
     assert app.return_value == 0
+
+
+async def test_a_click_on_a_button_does_what_its_key_does() -> None:
+    h = Harness(settings=entry.flow_for_screen(), seed=3)
+    app = Feed(h)
+    app.table_id = await opened(h)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled(pilot, app)
+        keys = str(app.query_one("#buttons", Static).content)
+        assert (await h.service.load_table(app.table_id)).status is TableStatus.LOBBY  # type: ignore[union-attr]
+        await pilot.click("#buttons", offset=(1 + keys.index("▶") + 1, 0))  # (1: the row's padding)
+        await settled(pilot, app)
+        assert (await h.service.load_table(app.table_id)).status is TableStatus.PLAYING  # type: ignore[union-attr]
+        assert app.feed_lines[0] == "— Hand 1 —"
 
 
 @pytest.mark.parametrize(
