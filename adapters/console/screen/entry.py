@@ -63,7 +63,11 @@ async def play(
     lines: LineSource | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
-    """Open the table as the line mode does, then play it full screen; say where the game is saved."""
+    """Open the table as the line mode does, then play it full screen; say where the game is saved.
+
+    (``lines`` is the line mode's keyboard, accepted as :func:`adapters.console.app.run` passes it: the full
+    screen reads its own keys.)
+    """
     t = translator(args.lang)
     rng_factory, id_factory = console._seeded(args.seed)  # the same seeding as the line mode
     app = await build_app(settings, flow=flow_for_screen(), rng_factory=rng_factory, id_factory=id_factory)
