@@ -1,6 +1,6 @@
 """The ``musbot`` command: ``musbot play`` (terminal table: full screen on a terminal, ``--plain`` for
-lines), ``musbot run`` (chat platforms), ``musbot history`` (the kept hands) and ``musbot learn`` (the
-lessons at a terminal)."""
+lines), ``musbot run`` (chat platforms), ``musbot history`` (the kept hands), ``musbot learn`` (the lessons
+at a terminal) and ``musbot discord-sync`` (the Discord slash commands registered now)."""
 
 from __future__ import annotations
 
@@ -114,6 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.add_arguments(play)
     fullscreen.add_arguments(play)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
+    sub.add_parser(
+        "discord-sync",
+        help="register the Discord slash commands now (a start registers them only when they changed)",
+    )
     history = sub.add_parser("history", help="list the kept hands, tell one again, export a match")
     console_history.add_arguments(history)
     learn = sub.add_parser("learn", help="the ten lessons to learn Mus, at a terminal (learn 5: lesson 5)")
@@ -155,6 +159,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     telegram, discord_settings = _read(TelegramSettings, problems), _read(DiscordSettings, problems)
     if settings is None or telegram is None or discord_settings is None:
         return _invalid(problems)
+    if args.command == "discord-sync":
+        from adapters.discord.sync import sync_now
+
+        token = discord_settings.token
+        configure_logging(  # (one line of its own on stdout says what it did)
+            settings.log_level if "log_level" in settings.model_fields_set else PLAY_LOG_LEVEL,
+            "%(levelname)s %(name)s: %(message)s",
+            secrets=[] if token is None else [token.get_secret_value()],
+        )
+        return sync_now(settings, discord_settings)
     return run(settings, telegram, discord_settings)
 
 

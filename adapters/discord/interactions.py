@@ -32,6 +32,7 @@ import discord
 from adapters.discord import access
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.mentions import commands_in, rewrite
 from adapters.discord.timing import DISCORD, interaction_times
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
@@ -64,6 +65,11 @@ DONE = "✓"
 def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
     message = interaction.message
     return message is not None and message.flags.ephemeral
+
+
+def _text(interaction: discord.Interaction[Any], view: OutMessage) -> str:
+    """A view's text in an answer to ``interaction`` (its commands as Discord mentions them there)."""
+    return text_of(view, commands_in(interaction))
 
 
 def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
@@ -172,7 +178,7 @@ class DiscordHandlers:
 
     async def _say(self, interaction: discord.Interaction[Any], text: str, *, ephemeral: bool = True) -> None:
         """Answer with a text (a follow-up if the interaction was already answered or deferred)."""
-        text = text[:2000] or DONE
+        text = rewrite(text, commands_in(interaction))[:2000] or DONE
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
         else:
@@ -188,11 +194,15 @@ class DiscordHandlers:
             extra["view"] = components
         if interaction.response.is_done():
             sent = await interaction.followup.send(
-                text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, wait=True, **extra
+                _text(interaction, view),
+                ephemeral=ephemeral,
+                allowed_mentions=NO_MENTIONS,
+                wait=True,
+                **extra,
             )
             return str(sent.id)
         response = await interaction.response.send_message(
-            text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            _text(interaction, view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
         )
         return None if response.message_id is None else str(response.message_id)
 
@@ -200,9 +210,9 @@ class DiscordHandlers:
         """Make the message that was pressed show ``view`` (the presser's ephemeral hand)."""
         components = view_of(view)
         if interaction.response.is_done():
-            await interaction.edit_original_response(content=text_of(view), view=components)
+            await interaction.edit_original_response(content=_text(interaction, view), view=components)
         else:
-            await interaction.response.edit_message(content=text_of(view), view=components)
+            await interaction.response.edit_message(content=_text(interaction, view), view=components)
 
     async def _internal_error(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         text = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
@@ -345,7 +355,7 @@ class DiscordHandlers:
         self.sender.deliver([m for m in outcome.messages if m is not view])
         if view is not None:
             try:
-                await interaction.response.edit_message(content=text_of(view), view=view_of(view))
+                await interaction.response.edit_message(content=_text(interaction, view), view=view_of(view))
             except discord.HTTPException:
                 self.sender.deliver([view])  # the lane shows it instead
             else:

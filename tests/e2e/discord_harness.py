@@ -25,6 +25,7 @@ from bot.app import Service
 from bot.delivery import SurfaceStore
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import TableState, TableStatus
+from bot.store import LeaseStore, MarkStore
 from engine.cards import SUIT_SYMBOLS, card_name
 from engine.hand_types import Phase
 from engine.match import Match
@@ -56,14 +57,21 @@ async def start_discord_bot(
     dc: FakeDiscord,
     service: Service,
     surfaces: SurfaceStore | None = None,
+    *,
+    marks: MarkStore | None = None,
+    leases: LeaseStore | None = None,
+    client_class: type[MusClient] = QuickStartClient,
     **settings: Any,
 ) -> DiscordRuntime:
-    """The production client, logged in and ready, with its deadline loop."""
+    """The production client, logged in and ready, with its deadline loop (``marks``: what the commands'
+    last sync was, ``leases``: whose turn it is to IDENTIFY — both shared with other starts)."""
     return await start_client(
         service,
         discord_settings_for(dc, **settings),
         surfaces if surfaces is not None else MemorySurfaces(),
-        client_class=QuickStartClient,
+        marks=marks,
+        leases=leases,
+        client_class=client_class,
         ready_timeout=10.0,
         guild_ready_timeout=0.05,
     )

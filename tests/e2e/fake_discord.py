@@ -73,7 +73,13 @@ installed). ``INTERACTION_CREATE`` goes to the live session of the guild's shard
 for a session of that shard that lost its connection and may still RESUME; with neither, the interaction is
 recorded as not delivered (on Discord the user sees "This interaction failed"). ``GUILD_CREATE`` lists every
 member only with the GUILD_MEMBERS intent (else just the bot). The server outlives its clients: a new client
-can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent.
+can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. With
+:attr:`FakeDiscord.identify_spacing` set, an IDENTIFY less than that after the last session started (by any
+connection) gets op 9 INVALID_SESSION, as Discord's session start limit does. A slow gateway:
+:attr:`FakeDiscord.gateway_lag` delays every ``INTERACTION_CREATE`` after the interaction's creation (its
+3 s count from its creation). An outage: :meth:`FakeDiscord.drop_shard` closes a shard's connection and,
+while :attr:`FakeDiscord.gateway_down`, the gateway answers every new connection 503 (the client backs off
+and tries again).
 
 Test modules in this package import it relatively (``from .fake_discord import FakeDiscord``).
 """
@@ -775,6 +781,19 @@ class FakeDiscord:
         self._changed = asyncio.Event()
         self._t0 = time.monotonic()
         self._runner: web.AppRunner | None = None
+        self.gateway_down = False
+        """While true, the gateway refuses new connections (503 to the websocket upgrade, as Discord's edge
+        does in an outage); live connections are untouched (:meth:`drop_shard` closes one)."""
+        self.refused_connections = 0
+        """Connections refused so far because the gateway was down."""
+        self.identify_spacing = 0.0
+        """Seconds a started session keeps the next IDENTIFY out (Discord's 5 s for ``max_concurrency`` 1,
+        across every connection of the token); 0: no limit. A refused IDENTIFY gets op 9 INVALID_SESSION."""
+        self.refused_identifies = 0
+        self._last_identify: float | None = None
+        self.gateway_lag = 0.0
+        """Seconds between an interaction's creation and its ``INTERACTION_CREATE`` (a slow gateway): its
+        3 s to be answered count from its creation, as on Discord."""
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -1106,6 +1125,12 @@ class FakeDiscord:
         return data
 
     def _dispatch_interaction(self, inter: FakeInteraction) -> FakeInteraction:
+        if self.gateway_lag > 0:  # created now (its snowflake and its 3 s count from now), delivered later
+            asyncio.get_running_loop().call_later(self.gateway_lag, self._deliver_interaction, inter)
+            return inter
+        return self._deliver_interaction(inter)
+
+    def _deliver_interaction(self, inter: FakeInteraction) -> FakeInteraction:
         session = self._session_for(inter.guild.id if inter.guild is not None else None)
         inter.session = session
         if session is not None and self._dispatch(session, "INTERACTION_CREATE", inter.payload):
@@ -1361,6 +1386,12 @@ class FakeDiscord:
                 s._conn.close(code, "Disconnected by FakeDiscord")
         await asyncio.sleep(0)
 
+    async def drop_shard(self, session: GatewaySession) -> None:
+        """An outage of one shard: its connection closes (1006-like, resumable) and the gateway refuses every
+        new connection until :attr:`gateway_down` is set false again (the client retries with a backoff)."""
+        self.gateway_down = True
+        await self.disconnect(session, code=4000)
+
     def request_reconnect(self, session: GatewaySession) -> None:
         """Send op 7 RECONNECT to a session (the client closes and RESUMEs)."""
         if session._conn is not None:
@@ -1390,6 +1421,9 @@ class FakeDiscord:
         ws = web.WebSocketResponse(max_msg_size=16 * 1024 * 1024)
         if not ws.can_prepare(request).ok:
             return await self._outside_api(request)
+        if self.gateway_down:
+            self.refused_connections += 1
+            return web.Response(status=503, text="upstream connect error")
         await ws.prepare(request)
         conn = _Connection(ws, request.query.get("compress"))
         self._connections.add(conn)
@@ -1464,6 +1498,12 @@ class FakeDiscord:
         if conn.session is not None:
             conn.close(4005, "Already authenticated.")
             return
+        last, now = self._last_identify, self.now()
+        if self.identify_spacing and last is not None and now - last < self.identify_spacing:
+            self.refused_identifies += 1  # over max_concurrency (1 per window): the session is not started
+            conn.send({"op": 9, "d": False})
+            self._notify()
+            return
         shard = d.get("shard") or [0, 1]
         shard_id, count = [*shard, 0, 0][:2] if isinstance(shard, list) else (-1, 0)
         session = GatewaySession(
@@ -1492,6 +1532,7 @@ class FakeDiscord:
             self._notify()
             return
         session.identified = True
+        self._last_identify = now
         conn.session = session
         session._conn = conn
         guilds = [g for g in self.guilds.values() if (g.id >> 22) % count == shard_id]
