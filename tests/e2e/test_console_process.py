@@ -159,7 +159,8 @@ def test_a_damaged_save_is_told_in_one_line_and_kept_aside(data_dir: Path) -> No
     clean(cut)
     [told] = [line for line in cut.stdout.splitlines() if line.startswith("⚠")]
     [aside] = data_dir.glob("appendonly.aof.damaged-*")
-    assert told.startswith(f"⚠ The save in {data_dir.absolute()} was damaged (it stops in the middle of a write)")
+    where = data_dir.absolute()
+    assert told.startswith(f"⚠ The save in {where} was damaged (it stops in the middle of a write)")
     assert f"of its {len(whole)} bytes, everything before the damage" in told and str(aside) in told
     assert aside.read_bytes() == whole[:-5] and EN.gettext(console.RESUMING) in cut.stdout
     assert "redis-check-aof" not in cut.stdout + cut.stderr
