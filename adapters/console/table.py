@@ -33,9 +33,21 @@ class LeaveTable(Exception):
     """The player typed ``q`` at the pause after a showdown (or the input ended there)."""
 
 
+#: The chats' commands, and what a terminal types instead (``/learn 5`` → ``musbot learn 5``).
+TERMINAL_COMMANDS = {"/newgame": "musbot play", "/learn": "musbot learn", "/history": "musbot history"}
+_COMMAND_RE = re.compile(r"(?<![\w/])(/newgame|/learn|/history)\b((?: [0-9]+)?)")
+
+
+def terminal_terms(text: str) -> str:
+    """``text`` with each chat command as the terminal's own (``/newgame`` → `` `musbot play` ``): the core
+    writes one text for every surface, and a terminal has no chat commands."""
+    return _COMMAND_RE.sub(lambda m: f"`{TERMINAL_COMMANDS[m[1]]}{m[2]}`", text)
+
+
 def plain(message: OutMessage) -> str:
-    """A message's text for a terminal: light Markdown markers stripped (``**bold**`` → ``bold``)."""
-    return _BOLD_RE.sub(r"\1", message.text) if message.markdown else message.text
+    """A message's text for a terminal: light Markdown markers stripped (``**bold**`` → ``bold``), chat
+    commands said as the terminal's (:func:`terminal_terms`)."""
+    return terminal_terms(_BOLD_RE.sub(r"\1", message.text) if message.markdown else message.text)
 
 
 def numbers(text: str) -> list[int] | None:
@@ -85,7 +97,7 @@ class ConsoleTable:
 
     def say(self, text: str) -> None:
         """Print a short line for the player."""
-        print(f"» {text}", file=self.out)
+        print(f"» {terminal_terms(text)}", file=self.out)
 
     async def show(self, outcome: Outcome, *, draw: bool = True) -> None:
         """Print an outcome's answer and one-off messages; remember the standing ones; redraw if ``draw``.
