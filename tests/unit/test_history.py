@@ -126,7 +126,7 @@ def test_the_summary_says_who_won_each_lance_how_and_the_score() -> None:
     kept = _kept_from_case("hand-worked-example")
     assert kept.scores == (6, 5) and kept.record.hands[0] == ["12c", "3o", "7e", "1b"]
     head, lances = summary_lines(translator("en"), kept)
-    assert head == "Hand 1 · 6–5"
+    assert head == "Hand 1 · Ane and Camille 6–5 Brais and Dani"  # the score says which pair is which
     assert "GRANDE: en paso → Ane and Camille +1" in lances
     assert "JUEGO: no betting (one side only) → Brais and Dani +5" in lances
 
@@ -140,7 +140,7 @@ def test_the_story_tells_the_whole_hand_in_the_live_tables_words() -> None:
     assert "  Ane: R🍷 3🪙 7🗡️ A🪵" in lines
     assert "Mus: Ane: no hay mus" in lines and "✓ GRANDE: en paso" in lines
     assert "  PARES: en paso + Ane par: 1 + Camille duples: 3 = 4 → Ane and Camille" in lines
-    assert "Score: 6 – 5" in lines
+    assert "Score: Ane and Camille 6 – 5 Brais and Dani" in lines
     for lang in LANGUAGES:  # every language tells it (and French writes its colons with a no-break space)
         told = "\n".join(story_lines(translator(lang), kept))
         assert "R🍷 3🪙 7🗡️ A🪵" in told
