@@ -165,3 +165,20 @@ def test_an_older_save_in_dot_data_is_played_and_told_never_left_behind(
     assert cli.main(["play", "--lang", "en", "--data-dir", str(tmp_path / "other")]) == 0
     assert capsys.readouterr().err == ""  # a directory chosen: nothing to tell
     assert [t.id for t in tables(older)] == [game.id]
+
+
+def test_the_auto_summary_speaks_the_language_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = argparse.ArgumentParser()
+    console.add_arguments(parser)
+    args = parser.parse_args(["--data-dir", str(tmp_path), "--auto", "--seed", "2", "--single", "--quiet"])
+    args.lang = "es"
+    assert console.run(args, Settings(redis_url=None)) == 0
+    summary = capsys.readouterr().out.strip()
+    assert (
+        summary.startswith("semilla 2 · ")
+        and " manos · juegos " in summary
+        and " · gana la partida " in summary
+    )
+    assert "(`musbot history " in summary and "hands" not in summary and "winner" not in summary
