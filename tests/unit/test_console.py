@@ -205,6 +205,7 @@ def test_unicode_digits_and_other_text_get_the_help_line(tmp_path: Path) -> None
     code, out, _ = play(tmp_path, lines=["²", "١", "1²", "x", "1 x", "q"])
     assert code == 0
     assert out.count(HELP) == 6  # once on the first screen, then once for each line that is not a key
+    assert out.count(EN.gettext(console.SUITS)) == 1  # the suits explained once
     assert "Señas: on" not in out  # none of them pressed anything
 
 
@@ -460,3 +461,14 @@ def test_auto_plays_a_whole_match(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert console.run(args, Settings()) == 0
     summary = capsys.readouterr().out
     assert "seed 1" in summary and "the match won by" in summary
+
+
+def test_chat_commands_are_said_as_the_terminals_own() -> None:
+    terms = console_table.terminal_terms
+    assert terms("Now play a game: /newgame.") == "Now play a game: `musbot play`."
+    assert (
+        terms("/learn 1 to /learn 10 opens any lesson.")
+        == "`musbot learn 1` to `musbot learn 10` opens any lesson."
+    )
+    assert terms("Type /history, or /learn.") == "Type `musbot history`, or `musbot learn`."
+    assert terms("a/newgame /newgamez https://x/learn") == "a/newgame /newgamez https://x/learn"  # words only
