@@ -18,7 +18,7 @@ from bot.app import Service
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
 from bot.kernel import ChatRef, TableState, TableStatus, UserRef
-from bot.store import SaveRepair
+from bot.store import SaveRepair, StoreUnavailable
 
 #: The terminal's two chats (``musbot history`` lists both).
 TERMINAL_CHATS = ("console:local", "console:local:2")
@@ -98,8 +98,12 @@ async def open_tables(service: Service) -> list[Saved]:
 
 
 async def current(service: Service) -> Saved | None:
-    """The table ``musbot play`` resumes: a game under way before a lobby, the newer of two."""
-    tables = await open_tables(service)
+    """The table ``musbot play`` resumes: a game under way before a lobby, the newer of two (``None``
+    also when the store cannot say: opening a table then tells why)."""
+    try:
+        tables = await open_tables(service)
+    except StoreUnavailable:
+        return None
     return tables[0] if tables else None
 
 
