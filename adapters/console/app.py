@@ -131,8 +131,7 @@ async def play(
         # The saved game's language unless --lang says another (run() tells the way out in it too).
         args.lang = normalize_language(args.lang or (saved.table.lang if saved else DEFAULT_LANGUAGE))
         t = translator(args.lang)
-        if app.server is not None and app.server.repair is not None:
-            print(saves.repair_line(t, app.server.repair, settings.data_dir), file=out)
+        saves.tell_repair(t, app.server, settings.data_dir, out)
         name = args.name or getpass.getuser().capitalize() or "Tú"
         user = UserRef("console:you", name, args.lang)
         table = ConsoleTable(app, user, out=out, lines=source, pause=True)

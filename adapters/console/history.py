@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from adapters.console.saves import TERMINAL_CHATS
+from adapters.console.saves import TERMINAL_CHATS, tell_repair
 from bot.app import parse_kept
 from bot.history import (
     HistoryStore,
@@ -120,6 +120,7 @@ async def _kept(store: HistoryStore, table: str) -> list[KeptHand]:
 
 async def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     app = await build_app(settings)
+    tell_repair(translator(normalize_language(args.lang)), app.server, settings.data_dir, sys.stderr)
     try:
         return await show(args, app.service.deps.history, app.service.deps.clock(), out)
     except StoreUnavailable:

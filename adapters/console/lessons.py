@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from adapters.console.lines import LineSource, StdinLines
+from adapters.console.saves import tell_repair
 from adapters.console.table import numbers, plain, terminal_terms
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.markers import N_
@@ -65,6 +66,7 @@ async def learn(
     t = translator(args.lang)
     source = lines if lines is not None else StdinLines(out=out)
     app = await build_app(settings)
+    tell_repair(t, app.server, settings.data_dir, out)
     name = args.name or getpass.getuser().capitalize() or "Tú"
     user = UserRef("console:you", name, args.lang)
     chat = ChatRef(user.key, private=True, title="Terminal")

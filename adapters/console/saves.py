@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from adapters.console.table import ConsoleTable
 from bot.app import Service
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
 from bot.kernel import ChatRef, TableState, TableStatus, UserRef
-from bot.store import SaveRepair, StoreUnavailable
+from bot.store import EmbeddedRedis, SaveRepair, StoreUnavailable
 
 #: The terminal's two chats (``musbot history`` lists both).
 TERMINAL_CHATS = ("console:local", "console:local:2")
@@ -150,6 +151,12 @@ def ask_new_line(t: Translator, saved: Saved) -> str:
     """The question :data:`ASK_NEW`, with when the saved game was last played."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved.table.updated_at or saved.table.created_at))
     return t.format(ASK_NEW, when=when, yes=t.gettext(YES_KEY), no=t.gettext(NO_KEY))
+
+
+def tell_repair(t: Translator, server: EmbeddedRedis | None, data_dir: Path, out: TextIO) -> None:
+    """Print :func:`repair_line` if the embedded server found (and repaired) a damaged save at its start."""
+    if server is not None and server.repair is not None:
+        print(repair_line(t, server.repair, data_dir), file=out)
 
 
 def repair_line(t: Translator, repair: SaveRepair, data_dir: Path) -> str:

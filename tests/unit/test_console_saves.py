@@ -182,3 +182,21 @@ def test_the_auto_summary_speaks_the_language_asked(
         and " · gana la partida " in summary
     )
     assert "(`musbot history " in summary and "hands" not in summary and "winner" not in summary
+
+
+def test_learn_and_history_tell_a_damaged_save_too(
+    tmp_path: Path, a_game: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from adapters.console import lessons as console_lessons
+
+    aof = tmp_path / "appendonly.aof"
+    aof.write_bytes(aof.read_bytes()[:-2])
+    parser = argparse.ArgumentParser()
+    console_lessons.add_arguments(parser)
+    out = io.StringIO()
+    args = parser.parse_args(["1", "--data-dir", str(tmp_path), "--lang", "en"])
+    assert console_lessons.run(args, Settings(redis_url=None), lines=Keys(out, ["q"]), out=out) == 0
+    assert out.getvalue().startswith(f"⚠ The save in {tmp_path.absolute()} was damaged (it stops in the middle")
+    aof.write_bytes(b"garbage")
+    assert cli.main(["history", "--data-dir", str(tmp_path), "--lang", "en"]) == 1  # nothing recovered
+    assert "was damaged (part of it is unreadable)" in capsys.readouterr().err
