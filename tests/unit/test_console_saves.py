@@ -196,7 +196,8 @@ def test_learn_and_history_tell_a_damaged_save_too(
     out = io.StringIO()
     args = parser.parse_args(["1", "--data-dir", str(tmp_path), "--lang", "en"])
     assert console_lessons.run(args, Settings(redis_url=None), lines=Keys(out, ["q"]), out=out) == 0
-    assert out.getvalue().startswith(f"⚠ The save in {tmp_path.absolute()} was damaged (it stops in the middle")
+    told = f"⚠ The save in {tmp_path.absolute()} was damaged (it stops in the middle of a write)"
+    assert out.getvalue().startswith(told)
     aof.write_bytes(b"garbage")
     assert cli.main(["history", "--data-dir", str(tmp_path), "--lang", "en"]) == 1  # nothing recovered
     assert "was damaged (part of it is unreadable)" in capsys.readouterr().err
