@@ -29,7 +29,9 @@ ASK_NEW = N_(
     "The saved game is kept until the new one starts. [{yes}/{no}] "
 )
 #: The key that answers yes to :data:`ASK_NEW` (no is anything else).
+# Translators: the one letter that answers yes to "Start a new one?" (the language's word for yes).
 YES_KEY = N_("y")
+# Translators: the one letter that answers no to "Start a new one?".
 NO_KEY = N_("n")
 KEPT = N_("The saved game is kept.")
 NEW_CANCELLED = N_("The new table was not started: your saved game is kept (`musbot play` resumes it).")
