@@ -332,6 +332,10 @@ class Service:
     async def _chat_table(self, chat: ChatRef) -> str | None:
         return await self.deps.tables.table_for_chat(chat.key)
 
+    async def table_of_chat(self, chat: ChatRef) -> str | None:
+        """The id of the chat's open table (a lobby or a game), if any; ``StoreUnavailable`` if unknown."""
+        return await self._chat_table(chat)
+
     @measured_command("cancel")
     async def cancel(self, chat: ChatRef, user: UserRef) -> Outcome:
         """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone)."""
