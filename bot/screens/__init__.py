@@ -11,6 +11,7 @@ from bot.screens._labels import (
     LANCE_NAMES,
     PARES_NAMES,
     PHASE_NAMES,
+    SCORE,
     SENA_NAMES,
     action_label,
     button_label,
@@ -18,17 +19,19 @@ from bot.screens._labels import (
     cards_label,
     hand_summary,
     labelled,
+    named_score,
     seat_name,
     team_names,
 )
 from bot.screens._private_view import picker_open
 from bot.screens._render import Renderer
-from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stopped_line
+from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stake_line, stopped_line
 
 __all__ = [
     "LANCE_NAMES",
     "PARES_NAMES",
     "PHASE_NAMES",
+    "SCORE",
     "SENA_NAMES",
     "Renderer",
     "action_label",
@@ -40,9 +43,11 @@ __all__ = [
     "labelled",
     "lance_lines",
     "mus_lines",
+    "named_score",
     "picker_open",
     "result_words",
     "seat_name",
+    "stake_line",
     "stopped_line",
     "team_names",
 ]

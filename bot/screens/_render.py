@@ -33,10 +33,12 @@ from bot.screens._labels import (
     LEVEL_NAMES,
     PHASE_NAMES,
     QUICK_AMOUNTS,
+    SCORE,
     button_label,
     cards_label,
     hand_summary,
     labelled,
+    named_score,
     seat_name,
     stones_label,
     team_names,
@@ -337,9 +339,7 @@ class Renderer:
         if stopped is not None:
             lines.append(stopped)
         if hand.ordago is None:
-            lines.append(
-                t.format(N_("Score: {a} – {b}"), a=self._score(hand.scores[0]), b=self._score(hand.scores[1]))
-            )
+            lines.append(named_score(t, table, SCORE, hand.scores, match.config.target))
         lines.extend(self.results_lines())
         return self._group("showdown", lines, (), True)
 

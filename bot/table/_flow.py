@@ -129,9 +129,10 @@ def make_sena(ctx: TableContext, user: UserRef, name: str) -> str:
     return SENA_MADE
 
 
-def catch(ctx: TableContext, user: UserRef, index: int) -> None:
+def catch(ctx: TableContext, user: UserRef, index: int, shown_at: float | None = None) -> None:
     """A rival presses the ⚡ of a seña: inside the window they learn which seña it was (the answer, an
-    alert, is made from the :class:`~bot.table._events.SenaCaught` recorded)."""
+    alert, is made from the :class:`~bot.table._events.SenaCaught` recorded). ``shown_at``: when the
+    presser's surface showed the seña (the window counts from then), if it knows."""
     match = ctx.require_match()
     hand = match.hand
     assert hand is not None
@@ -144,7 +145,7 @@ def catch(ctx: TableContext, user: UserRef, index: int) -> None:
     if made.seat % 2 == seat % 2:
         raise Refusal(CATCH_PARTNER)
     try:
-        match.catch_sena(seat, index, ctx.now)
+        match.catch_sena(seat, index, ctx.now, shown_at=shown_at)
     except CatchError as exc:
         raise Refusal(CATCH_DONE if "already" in str(exc) else CATCH_LATE) from None
     except MusError:  # the hand is over: the window closed with it

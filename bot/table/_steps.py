@@ -49,6 +49,24 @@ def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     return step(ctx, user, token)
 
 
+def dispatch_catch(user: UserRef, token: Token, shown_at: float) -> Callable[[TableContext], Answer]:
+    """The step of a ⚡ pressed on a surface that knows when it showed the seña (the terminal's paced move
+    feed): checked as :func:`dispatch_press` checks it, the catch window counting from ``shown_at`` (the
+    service's clock). Any other button: :func:`dispatch_press`'s step."""
+
+    def caught(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+        assert isinstance(token.command, CatchSena)
+        flow.catch(ctx, user, token.command.index, shown_at)
+        return None
+
+    def step(ctx: TableContext) -> Answer:
+        if not isinstance(token.command, CatchSena):
+            return dispatch_press(ctx, user, token)
+        return _in_this_hand(caught)(ctx, user, token)
+
+    return step
+
+
 # --- the checks a family of buttons shares --------------------------------------------------------------
 
 

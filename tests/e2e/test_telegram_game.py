@@ -262,7 +262,7 @@ async def test_four_players_play_a_whole_game(tg: FakeTelegram, bot: RunningBot)
     # The count says why: each line adds its parts up to what it pays and to whom.
     count = [line for line in showdown_one[0].splitlines() if line.startswith("  ")]
     assert count and all(re.search(r" = \d+ → |at once", line) for line in count), showdown_one[0]
-    assert re.search(r"Score: \d+ – \d+", showdown_one[0]), showdown_one[0]
+    assert re.search(r"Score: .+ \d+ – \d+ .+", showdown_one[0]), showdown_one[0]
 
     # Hand 2: no mus, órdago, wanted: the game is over.
     def hand_two(state: TableState, match: Match, seat: int, codes: list[str]) -> str | None:
