@@ -104,7 +104,7 @@ class Service:
         self.pauses = Pauses(deps, self.tables, self.invitations, self.show_hand)
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
-        self.presses.register(self._lesson_press, LessonChoice, OpenLesson)
+        self.presses.register(self.lessons.press, LessonChoice, OpenLesson)
         self.presses.register(self.history.press, OpenHand, ExportMatch)
         self.presses.register(self._language_press, SetLanguage)
         self.invites: Bus[Invite] = Bus(key=lambda invite: invite, fallback=self._rules_invite)
@@ -259,10 +259,6 @@ class Service:
         current = await self.show_table(outcome.table, user, fresh=False)
         return replace(outcome, messages=outcome.messages + current.messages)
 
-    async def _lesson_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
-        """A lesson's button: the presser's lessons, not a table."""
-        return await self.lessons.press(user, token)
-
     async def _language_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """The language picker's button: the chat's language (only where the platform says which chat)."""
         if chat is None or token.table != CHAT_SCOPE or not isinstance(token.command, SetLanguage):
@@ -326,18 +322,15 @@ class Service:
 
         return await self.tables.run(table_id, user, step)
 
-    async def _chat_table(self, chat: ChatRef) -> str | None:
-        return await self.deps.tables.table_for_chat(chat.key)
-
     async def table_of_chat(self, chat: ChatRef) -> str | None:
         """The id of the chat's open table (a lobby or a game), if any; ``StoreUnavailable`` if unknown."""
-        return await self._chat_table(chat)
+        return await self.deps.tables.table_for_chat(chat.key)
 
     @measured_command("cancel")
     async def cancel(self, chat: ChatRef, user: UserRef, *, moderator: bool = False) -> Outcome:
         """``/cancel``: close the chat's table (its creator, a seated player once they left, a moderator)."""
         try:
-            table_id = await self._chat_table(chat)
+            table_id = await self.table_of_chat(chat)
         except StoreUnavailable:
             return Outcome(answer=say(lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
         if table_id is None:

@@ -201,3 +201,40 @@ def test_learn_and_history_tell_a_damaged_save_too(
     aof.write_bytes(b"garbage")
     assert cli.main(["history", "--data-dir", str(tmp_path), "--lang", "en"]) == 1  # nothing recovered
     assert "was damaged (part of it is unreadable)" in capsys.readouterr().err
+
+
+def play_full_screen(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, *extra: str, lines: list[str]
+) -> tuple[int, str, list[str]]:
+    """``musbot play`` as on a terminal (the full screen), its screen closed at once: the exit status, what
+    the terminal said around it, and the table the screen showed."""
+    from adapters.console.screen import entry
+    from adapters.console.screen.table import TableScreen
+
+    shown: list[str] = []
+
+    async def close_at_once(screen: TableScreen) -> None:
+        shown.append(screen.table_id)
+
+    monkeypatch.setattr(TableScreen, "run_async", close_at_once)
+    parser = argparse.ArgumentParser()
+    console.add_arguments(parser)
+    entry.add_arguments(parser)
+    args = parser.parse_args(["--data-dir", str(data_dir), "--name", "Ane", *extra])
+    out = io.StringIO()
+    code = console.run(args, Settings(redis_url=None), lines=Keys(out, lines), out=out, table=entry.play)
+    return code, out.getvalue(), shown
+
+
+def test_the_full_screen_asks_before_a_new_game_and_resumes_in_the_saved_language(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out = play(tmp_path, "--single", lines=["q"], lang="fr")
+    [saved] = tables(tmp_path)
+    code, out, shown = play_full_screen(tmp_path, monkeypatch, "--new", lines=["n"])
+    assert code == 0 and shown == [saved.id], "answered no: the saved game is what the screen shows"
+    assert FR.gettext(saves.KEPT) in out and [t.id for t in tables(tmp_path)] == [saved.id]
+    code, out, shown = play_full_screen(tmp_path, monkeypatch, "--new", lines=["o"])  # French "oui"
+    assert shown and shown[0] != saved.id, "the new lobby is on screen"
+    assert FR.gettext(saves.NEW_CANCELLED) in out, "left before it started: the saved game stays"
+    assert saved.id in [t.id for t in tables(tmp_path)]

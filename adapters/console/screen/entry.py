@@ -12,11 +12,13 @@ import sys
 from typing import TextIO
 
 from adapters.console import app as console
-from adapters.console.lines import LineSource
+from adapters.console import saves
+from adapters.console.lines import LineSource, StdinLines
 from adapters.console.screen.table import DEFAULT_PACE, TableScreen
 from adapters.console.table import ConsoleTable
-from bot.i18n import translator
-from bot.kernel import ChatRef, TableStatus, UserRef
+from bot.app import Service
+from bot.i18n import DEFAULT_LANGUAGE, Translator, normalize_language, translator
+from bot.kernel import TableStatus, UserRef
 from bot.ops import Settings, build_app
 from bot.table import FlowSettings
 
@@ -65,18 +67,23 @@ async def play(
 ) -> int:
     """Open the table as the line mode does, then play it full screen; say where the game is saved.
 
-    (``lines`` is the line mode's keyboard, accepted as :func:`adapters.console.app.run` passes it: the full
-    screen reads its own keys.)
+    As in the line mode: the saved game resumes in its language unless ``--lang`` says another, a save
+    repaired at start-up is told, and ``--new`` with a game under way asks first (on the plain terminal,
+    before the full screen opens; ``lines`` answers in tests) and closes the old game only once the new one
+    has started (:mod:`adapters.console.saves`).
     """
-    t = translator(args.lang)
     rng_factory, id_factory = console._seeded(args.seed)  # the same seeding as the line mode
     app = await build_app(settings, flow=flow_for_screen(), rng_factory=rng_factory, id_factory=id_factory)
-    name = args.name or getpass.getuser().capitalize() or "Tú"
-    user = UserRef("console:you", name, args.lang)
-    chat = ChatRef("console:local", private=True, title="Terminal")
-    printed = io.StringIO()
     try:
+        saved = await saves.current(app.service)
+        args.lang = normalize_language(args.lang or (saved.table.lang if saved else DEFAULT_LANGUAGE))
+        t = translator(args.lang)
+        saves.tell_repair(t, app.server, settings.data_dir, out)
+        user = UserRef("console:you", args.name or getpass.getuser().capitalize() or "Tú", args.lang)
+        asking = ConsoleTable(app, user, out=out, lines=lines or StdinLines(out=out))  # on the plain terminal
+        chat, replacement = await saves.chat_to_open(asking, saved, args.new, t)
         await app.service.set_language(chat, user, args.lang)
+        printed = io.StringIO()  # what opening the table says goes to the top of the screen
         table_id = await console._open(ConsoleTable(app, user, out=printed), chat, args, t)
         said = [line.removeprefix("» ") for line in printed.getvalue().splitlines() if line.startswith("» ")]
         if table_id is None:
@@ -92,9 +99,25 @@ async def play(
             opening=" ".join(said),
         )
         await screen.run_async()
-        status = None if screen.table is None else screen.table.status
-        ended = status in (TableStatus.FINISHED, TableStatus.CANCELLED)
-        print(t.gettext(console.THE_END) if ended else console.saved_line(t, settings), file=out)
+        print(await _closing_line(app.service, user, table_id, replacement, t, settings), file=out)
         return 0
     finally:
         await app.close()
+
+
+async def _closing_line(
+    service: Service,
+    user: UserRef,
+    table_id: str,
+    replacement: saves.Replacement,
+    t: Translator,
+    settings: Settings,
+) -> str:
+    """What the terminal says once the screen closes; the saved game a started new one replaces is closed."""
+    state = await service.load_table(table_id)
+    replaced = await replacement.settle(service, user, state)
+    if replacement.pending:
+        return t.gettext(saves.NEW_CANCELLED)
+    ended = state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+    closing = t.gettext(console.THE_END) if ended else console.saved_line(t, settings)
+    return f"{t.gettext(saves.REPLACED)}\n{closing}" if replaced else closing
