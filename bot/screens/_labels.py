@@ -219,3 +219,15 @@ def hand_summary(t: Translator, cards: Sequence[Card]) -> str:
     else:
         parts.append(t.format(N_("punto {n}"), n=ev.total))
     return " · ".join(parts)
+
+
+# Translators: the button of a seña a rival may catch; {name} made it (one verb: the glossary's "catch",
+# Spanish "cazar"). Nobody knows which seña it is until it is caught.
+CATCH_BUTTON = _("⚡ Catch {name}'s seña")
+# Translators: as above, for a rival's second seña in the same hand.
+CATCH_SECOND = _("⚡ Catch {name}'s second seña")
+
+
+def catch_label(t: Translator, name: str, second: bool) -> str:
+    """The button that catches a seña: whose, and which of theirs when they made two (one button each)."""
+    return t.format(CATCH_SECOND if second else CATCH_BUTTON, name=name)

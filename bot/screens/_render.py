@@ -36,6 +36,7 @@ from bot.screens._labels import (
     SCORE,
     button_label,
     cards_label,
+    catch_label,
     hand_summary,
     labelled,
     named_score,
@@ -303,7 +304,7 @@ class Renderer:
         return [
             tuple(
                 Button(
-                    f"⚡ {seat_name(self.table, hand.senas[i].seat)}",
+                    catch_label(self.t, seat_name(self.table, hand.senas[i].seat), _second(hand, i)),
                     make_token(self.table.id, stamp, f"catch{i}"),
                 )
                 for i in live[-4:]
@@ -386,3 +387,8 @@ class Renderer:
             table=self.table.id,
             deadline=deadline,
         )
+
+
+def _second(hand: Hand, index: int) -> bool:
+    """Whether seña ``index`` is not its maker's first of the hand (its button then says so)."""
+    return any(s.seat == hand.senas[index].seat for s in hand.senas[:index])

@@ -405,7 +405,7 @@ async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     state, _ = await table.state()
     on_screen = table.find_table_message(state.hand_no)
     assert on_screen is not None and f"⚡ {names[maker]} made a seña!" in on_screen.content
-    catch = on_screen.button(f"⚡ {names[maker]}")
+    catch = on_screen.button(f"⚡ Catch {names[maker]}'s seña")
 
     caught = await table.press(users[rival], on_screen, catch)
     assert caught.ephemeral and caught.response is not None

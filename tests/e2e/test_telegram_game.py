@@ -560,7 +560,7 @@ async def test_sena_and_the_catch(tg: FakeTelegram, bots: list[RunningBot]) -> N
         assert "seña" not in table.hand_message(seat, 1).text  # type: ignore[union-attr]
     on_screen = table.table_message(1)
     assert f"⚡ {NAMES[maker]} made a seña!" in on_screen.text and "seña:" not in on_screen.text
-    catch = on_screen.button_data(f"⚡ {NAMES[maker]}")
+    catch = on_screen.button_data(f"⚡ Catch {NAMES[maker]}'s seña")
 
     record = await table.press(table.players[rival], on_screen, catch)
     assert record.answer == {  # a callback alert only the rival sees

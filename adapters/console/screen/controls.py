@@ -9,12 +9,11 @@ from dataclasses import dataclass
 
 from textual.content import Content
 
-from adapters.console.screen import texts
 from adapters.console.screen.feed import Step
 from adapters.console.table import code_of
 from bot.i18n import Translator
 from bot.kernel import Button, OutMessage, TableState, action_code, hand_stamp, make_token, turn_stamp
-from bot.screens import seat_name
+from bot.screens import catch_label, seat_name
 from engine.actions import Action, ActionKind
 from engine.match import Match
 
@@ -74,7 +73,7 @@ def new_catches(
         if key is None:
             continue
         second = any(s.seat == sena.seat and s.index < sena.index for s in step.view.senas)
-        label = f"{key} {texts.catch_label(t, seat_name(table, sena.seat), second)}"
+        label = f"{key} {catch_label(t, seat_name(table, sena.seat), second)}"
         token = make_token(table.id, hand_stamp(table.hand_no), f"catch{sena.index}")
         made.append(Catchable(label, token, now, key))
     return made

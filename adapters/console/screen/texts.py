@@ -19,11 +19,6 @@ _ = N_
 KEYS = _("1–9 press a button · a type an amount · c catch a seña · ⏎ next hand · r rules · q quit")
 # Translators: the keys line while the rules are on screen.
 RULES_KEYS = _("r or Esc: back to the table")
-# Translators: a button at the terminal table; {name} made a seña that the player may catch (one verb:
-# the glossary's "catch", Spanish "cazar"). The player does not know which seña it is until caught.
-CATCH_BUTTON = _("⚡ Catch {name}'s seña")
-# Translators: as above, for a rival's second seña in the same hand.
-CATCH_SECOND = _("⚡ Catch {name}'s second seña")
 # Translators: the placeholder of the box where the player types a bet amount.
 AMOUNT_PLACEHOLDER = _("Amount ({low}–{high}), then ⏎")
 # Translators: a bet amount typed at the terminal is not one that can be bet now.
@@ -67,8 +62,3 @@ def discard_line(t: Translator, name: str, n: int, cards: Sequence[Card]) -> str
     # Translators: a line of the move feed: a player discarded n cards (the player's own are named after it).
     line = t.nformat("{name} discards {n} card", "{name} discards {n} cards", n, name=name)
     return f"{line}: {cards_label(cards)}" if cards else line
-
-
-def catch_label(t: Translator, name: str, second: bool) -> str:
-    """The catch button of a rival's seña: what it catches, by whom."""
-    return t.format(CATCH_SECOND if second else CATCH_BUTTON, name=name)
