@@ -1,6 +1,7 @@
-"""The ``musbot`` command: ``musbot play`` (terminal table; ``--web``: the web table), ``musbot run`` (chat
-platforms), ``musbot web`` (the web table alone), ``musbot history`` (the kept hands) and ``musbot learn``
-(the lessons at a terminal)."""
+"""The ``musbot`` command: ``musbot play`` (terminal table: full screen on a terminal, ``--plain`` for
+lines, ``--web`` for the web table), ``musbot run`` (chat platforms), ``musbot web`` (the web table alone),
+``musbot history`` (the kept hands), ``musbot learn`` (the lessons at a terminal) and ``musbot discord-sync``
+(the Discord slash commands registered now)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,27 @@ from pydantic_settings import BaseSettings
 from adapters.console import app as console
 from adapters.console import history as console_history
 from adapters.console import lessons as console_lessons
+from adapters.console.screen import entry as fullscreen
 from adapters.web import run as web_run
 from adapters.web.settings import WebSettings
-from bot.ops import Settings, SettingsInvalid, musbot_version, read_settings
+from bot.i18n import translator
+from bot.i18n.markers import N_
+from bot.ops import Settings, SettingsInvalid, holds_save, musbot_version, older_save, read_settings
 
 S = TypeVar("S", bound=BaseSettings)
 
 #: Exit status for settings that cannot be used (as for a bad command line).
 BAD_SETTINGS = 2
+
+OLDER_SAVE_USED = N_(
+    "Your saved games are in {older}, where older versions of musbot kept them, and are played from there. "
+    "To find them from any folder, move them to the data folder: "
+    'mkdir -p "{default}" && mv "{older}/appendonly.aof" "{default}/"'
+)
+OLDER_SAVE_LEFT = N_(
+    "Older saved games are in {older} (where older versions of musbot kept them): "
+    "`--data-dir {older}` plays them; your data folder is {default}."
+)
 
 #: ``musbot play`` logs only warnings unless ``LOG_LEVEL`` is set: INFO lines would break up the table.
 PLAY_LOG_LEVEL = "WARNING"
@@ -113,12 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     play = sub.add_parser("play", help="play at a terminal table (embedded Redis, nothing to configure)")
     console.add_arguments(play)
+    fullscreen.add_arguments(play)
     play.add_argument(
         "--web", action="store_true", help="play at the web table instead (its link is printed)"
     )
     web_parser = sub.add_parser("web", help="the web table alone, for development (WEB_SECRET, WEB_PORT)")
     web_run.add_arguments(web_parser)
     sub.add_parser("run", help="run the chat adapters that have a token (TELEGRAM_TOKEN…)")
+    sub.add_parser(
+        "discord-sync",
+        help="register the Discord slash commands now (a start registers them only when they changed)",
+    )
     history = sub.add_parser("history", help="list the kept hands, tell one again, export a match")
     console_history.add_arguments(history)
     learn = sub.add_parser("learn", help="the ten lessons to learn Mus, at a terminal (learn 5: lesson 5)")
@@ -127,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every setting is checked before anything starts; all the bad ones are told at once.
     problems: list[str] = []
     settings = _read(Settings, problems)
+    if settings is not None:
+        settings = _with_older_save(args, settings)
     if args.command == "play":
         if settings is None:
             return _invalid(problems)
@@ -139,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if web_settings is None:
                 return _invalid(problems)
             return web_run.run_play(args, settings, web_settings)
+        if fullscreen.wanted(args):
+            return console.run(args, settings, table=fullscreen.play)
         return console.run(args, settings)
     if args.command == "history":
         if settings is None:
@@ -164,18 +187,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         web_settings, telegram = _read(WebSettings, problems), _read(TelegramSettings, problems)
         if settings is None or web_settings is None or telegram is None:
             return _invalid(problems)
-        token = None if telegram.token is None else telegram.token.get_secret_value()
+        bot_token = None if telegram.token is None else telegram.token.get_secret_value()
         hidden = [s.get_secret_value() for s in (telegram.token, web_settings.secret) if s is not None]
         configure_logging(
             settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s", secrets=hidden
         )
-        return web_run.run(args, settings, web_settings, token)
+        return web_run.run(args, settings, web_settings, bot_token)
 
     telegram, discord_settings = _read(TelegramSettings, problems), _read(DiscordSettings, problems)
     web_settings = _read(WebSettings, problems)
     if settings is None or telegram is None or discord_settings is None or web_settings is None:
         return _invalid(problems)
+    if args.command == "discord-sync":
+        from adapters.discord.sync import sync_now
+
+        token = discord_settings.token
+        configure_logging(  # (one line of its own on stdout says what it did)
+            settings.log_level if "log_level" in settings.model_fields_set else PLAY_LOG_LEVEL,
+            "%(levelname)s %(name)s: %(message)s",
+            secrets=[] if token is None else [token.get_secret_value()],
+        )
+        return sync_now(settings, discord_settings)
     return run(settings, telegram, discord_settings, web_settings)
+
+
+def _with_older_save(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings with ``./data`` as the data directory when an older version's save is there and the
+    default holds none; either way such a save is told about, never left behind without a word."""
+    chosen = bool(settings.redis_url) or "data_dir" in settings.model_fields_set
+    chosen = chosen or getattr(args, "data_dir", None) is not None
+    older = older_save(settings.data_dir, chosen=chosen)
+    if older is None:
+        return settings
+    use_older = not holds_save(settings.data_dir)
+    line = translator(getattr(args, "lang", None) or "es").format(
+        OLDER_SAVE_USED if use_older else OLDER_SAVE_LEFT, older=str(older), default=str(settings.data_dir)
+    )
+    if args.command == "run":
+        logging.getLogger(__name__).warning("%s", line)
+    else:
+        print(line, file=sys.stderr)
+    return settings.model_copy(update={"data_dir": older}) if use_older else settings
 
 
 def _read(cls: type[S], problems: list[str]) -> S | None:

@@ -1,13 +1,14 @@
 """Discord adapter benchmark: four members at a server table through the real discord.py client; figures only.
 
-    python bench/discord.py [--hands N] [--paced-hands N] [--solo-hands N] [--seed N]
+    python bench/discord.py [--hands N] [--paced-hands N] [--solo-hands N] [--noisy-hands N] [--seed N]
 
 The production client (``adapters.discord.app.start_client``) runs against the fake Discord of the
 end-to-end tests (``tests/e2e/fake_discord.py``: REST and gateway on 127.0.0.1, every request checked against
 Discord's OpenAPI description), on a ``Service`` with in-process stores and seeded deals. Members open a table
 with ``/mus newgame``, sit and press the components the fake holds (a seeded mix of mus, discards chosen by
-toggling cards, paso, envidos, quiero/no quiero, the odd órdago); one has closed DMs and reads their hand
-with "My cards", ephemerally, every hand.
+toggling cards, paso, envidos, quiero/no quiero, the odd órdago); three asked for their cards by DM
+(``/mus dms on:True``), one has closed DMs and reads their hand with "My cards", ephemerally, every hand
+(that message then follows the hand by itself).
 
 1. **Throughput** (``--hands``, default 20), no pacing (``min_interval=0``): per hand, new channel messages,
    channel edits (superseded messages' components removed included), DM and ephemeral messages, interaction
@@ -19,9 +20,15 @@ with "My cards", ephemerally, every hand.
    within 1 s, and the shortest gap between two calls to one channel, as the fake timed their arrival.
 3. **Solo** (``--solo-hands``, default 3): ``/mus newgame`` in a DM, Start, one person against the machines
    (no machine delay): DM messages and edits per hand.
+4. **Noisy neighbours** (``--noisy-hands``, default 3): the fake with Discord's rate limits on, two
+   channels flooded with commands and a game in a third; then the same with the game's channel flooded too
+   (bench/discord_noisy.py). Printed: the players' interactions answered, latency from creation p50/p99,
+   answered late (> 3 s) and never, the member on turn's wait for their buttons; per channel, commands
+   answered in time, the lane's posts and edits, 429s.
 
 Targets: p99 <= 50 ms of handling per interaction (dispatch -> last call it caused); at most 5 calls per
-5 s per channel, edits included.
+5 s per channel, edits included; next to noisy channels, every interaction answered within 3 s of its
+creation and no 429.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from pathlib import Path
 # not bench/, first on the path.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from bench.discord_noisy import noisy
 from bench.discord_players import CLOSED_DMS_SEAT, Window, open_table, play_tables, running_bot
 from bench.figures import most_within, percentile, shortest_gap, spread
 from bench.machine import about_machine
@@ -237,10 +245,18 @@ async def solo(hands: int, seed: int) -> None:
 def main() -> None:
     """Parse the command line and run the phases asked for."""
     args = parse_phases(
-        __doc__.splitlines()[0], solo_default=3, solo_help="hands of a solo game in a DM (default 3)"
+        __doc__.splitlines()[0],
+        solo_default=3,
+        solo_help="hands of a solo game in a DM (default 3)",
+        more=[("--noisy-hands", 3, "hands of a game next to two channels flooded with commands (default 3)")],
     )
     logging.getLogger("discord.client").setLevel(logging.ERROR)  # no voice here: PyNaCl is not needed
-    phases = [(args.hands, throughput), (args.paced_hands, pacing), (args.solo_hands, solo)]
+    phases = [
+        (args.hands, throughput),
+        (args.paced_hands, pacing),
+        (args.solo_hands, solo),
+        (args.noisy_hands, noisy),
+    ]
     header = about_machine(f"discord.py {metadata.version('discord.py')}")
     asyncio.run(run_phases(header, phases, args.seed))
 

@@ -23,6 +23,7 @@ from engine.hand_types import Phase
 from tests.e2e.conftest import FAST, code_of, memory_service, stamp_of
 from tests.e2e.discord_harness import DiscordTable, start_discord_bot
 from tests.e2e.fake_discord import FakeDiscord, FakeGuild, FakeInteraction, StoredMessage
+from tests.e2e.fake_discord_limits import DiscordLimits
 
 TOKEN = "bench.discord.token"
 NAMES = ("Ane", "Brais", "Iker", "Uxue")
@@ -153,11 +154,14 @@ class Bench:
 
 
 @contextlib.asynccontextmanager
-async def running_bot(seed: int, min_interval: float, *, guild_commands: bool = True) -> AsyncIterator[Bench]:
-    """The production client on a seeded in-process service; no guild commands: global ones (DMs too)."""
-    async with FakeDiscord(token=TOKEN) as dc:
+async def running_bot(
+    seed: int, min_interval: float, *, guild_commands: bool = True, limits: DiscordLimits | None = None
+) -> AsyncIterator[Bench]:
+    """The production client on a seeded in-process service; no guild commands: global ones (DMs too);
+    with ``limits``, the fake enforces Discord's rate limits."""
+    async with FakeDiscord(token=TOKEN, limits=limits) as dc:
         with dc.point_discord_py():
-            guild = dc.add_guild("Mus bench", locale="es-ES")
+            guild = dc.add_guild("Mus bench", locale="es-ES", community=True)
             ids = [guild.id] if guild_commands else []
             service = memory_service(FAST, seed=seed)
             runtime = await start_discord_bot(dc, service, guild_ids=ids, min_interval=min_interval)
@@ -167,9 +171,10 @@ async def running_bot(seed: int, min_interval: float, *, guild_commands: bool = 
                 await runtime.stop()
 
 
-async def open_table(bench: Bench, seed: int, *, solo: bool) -> BenchTable:
+async def open_table(bench: Bench, seed: int, *, solo: bool, flush_each: bool = True) -> BenchTable:
     """``/mus newgame`` by four members in a new channel (one with closed DMs), or by one person in a DM with
-    the bot (against the machines); the seats taken, Start: the first hand is dealt."""
+    the bot (against the machines); the seats taken, Start: the first hand is dealt. Without ``flush_each``
+    members go on once their interaction is handled, without waiting for every lane of the bot."""
     dc, guild = bench.dc, bench.guild
     users = [
         dc.add_user(name, locale="es-ES", dms_open=seat != CLOSED_DMS_SEAT, guilds=[guild])
@@ -177,8 +182,10 @@ async def open_table(bench: Bench, seed: int, *, solo: bool) -> BenchTable:
     ]
     channel = dc.dm_channel(users[0]) if solo else dc.add_channel(guild, f"mus-{seed}")
     service = bench.runtime.client.handlers.service
-    table = BenchTable(dc, bench.runtime, service, channel, rng=random.Random(seed))
+    table = BenchTable(dc, bench.runtime, service, channel, rng=random.Random(seed), flush_each=flush_each)
     table.players = dict(enumerate(users))
+    if not solo:  # (cards by DM are an opt-in: those with open DMs asked for them)
+        await table.ask_for_dms(*(u for u in users if u.dms_open))
     created = await table.slash(users[0], "newgame")
     assert created.response is not None, created
     table.table_id = created.response.custom_ids()[0].split(".")[0]

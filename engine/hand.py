@@ -268,9 +268,13 @@ class Hand:
             self.senas, seat, sena, over=self.over, enabled=self.config.senas, hands=self.hands
         )
 
-    def catch_sena(self, seat: int, sena_index: int, now: float) -> CatchRecord:
-        """A rival catches seña ``sena_index`` at ``now``, within the window and before the hand ends."""
+    def catch_sena(
+        self, seat: int, sena_index: int, now: float, *, shown_at: float | None = None
+    ) -> CatchRecord:
+        """A rival catches seña ``sena_index`` at ``now``, within the window and before the hand ends (which
+        counts from ``shown_at``, when the catcher's screen showed the seña: :func:`senas.catch_moment`)."""
         window = self.config.catch_window
+        now = senas.catch_moment(self.senas, sena_index, now, shown_at)
         senas.check_can_catch(self.senas, self.catches, seat, sena_index, now, over=self.over, window=window)
         record = CatchRecord(sena_index, seat, float(now))
         self.catches.append(record)

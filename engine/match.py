@@ -221,9 +221,11 @@ class Match:
         """Make a seña in the current hand."""
         return self._current().make_sena(seat, sena, now)
 
-    def catch_sena(self, seat: int, sena_index: int, now: float) -> CatchRecord:
-        """Catch a seña in the current hand."""
-        return self._current().catch_sena(seat, sena_index, now)
+    def catch_sena(
+        self, seat: int, sena_index: int, now: float, *, shown_at: float | None = None
+    ) -> CatchRecord:
+        """Catch a seña in the current hand (the window counting from ``shown_at``, when given)."""
+        return self._current().catch_sena(seat, sena_index, now, shown_at=shown_at)
 
     def _settle(self, hand: Hand) -> None:
         self.hands_played += 1

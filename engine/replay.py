@@ -2,7 +2,13 @@
 
 Reads ``mus-conformance/1`` files and prints one JSON object per case per line, in input order:
 ``{"id": ID, "result": {...}}`` or ``{"id": ID, "error": "why"}`` when the record is illegal. It never
-crashes on bad input; the exit status is 0 when every file could be read, 1 otherwise.
+crashes on bad input.
+
+A case that carries its ``expect`` is checked against it: each difference is told on stderr, one line naming
+the file, the case (a hand exported by ``musbot history --json`` is named ``TABLE-HAND``) and the field, with
+scores as the table and the history show them (capped at the target: ``40–26``; the JSON lines keep the
+uncapped scores of the conformance format); then one line per file says how many cases agreed. The exit
+status is 0 when every file could be read and every checked case agrees, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -94,6 +100,37 @@ def read_cases(path: str) -> Iterator[Any]:
         raise ValueError("not a mus-conformance file")
 
 
+def differences(case: Any, out: dict[str, Any]) -> list[str]:
+    """How a case's replayed ``out`` differs from its ``expect``: one phrase per field (none: it agrees)."""
+    expect = case.get("expect") if isinstance(case, dict) else None
+    if not isinstance(expect, dict):
+        return []
+    if "error" in expect:
+        return (
+            [] if "error" in out else [f"expected an error, replayed {_shown(case, 'result', out['result'])}"]
+        )
+    if "error" in out:
+        return [f"expected a result, replayed the error {out['error']!r}"]
+    result = out["result"]
+    found = []
+    for field in sorted(set(expect) | set(result)):
+        want, got = expect.get(field), result.get(field)
+        if want != got:
+            found.append(
+                f"{field}: expected {_shown(case, field, want)}, replayed {_shown(case, field, got)}"
+            )
+    return found
+
+
+def _shown(case: dict[str, Any], field: str, value: Any) -> str:
+    """A value as a person reads it: scores capped at the target (as the table says them), else JSON."""
+    target = case.get("target", 40)
+    if field == "scores" and isinstance(value, list) and all(isinstance(v, int) for v in value):
+        capped = "–".join(str(min(v, target)) if isinstance(target, int) else str(v) for v in value)
+        return capped if capped == "–".join(map(str, value)) else f"{capped} ({value} uncapped)"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m engine.replay``."""
     paths = list(sys.argv[1:] if argv is None else argv)
@@ -108,8 +145,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{path}: cannot read: {exc}", file=sys.stderr)
             status = 1
             continue
+        checked = agreed = 0
         for case in cases:
-            print(json.dumps(run_case(case), ensure_ascii=False), flush=False)
+            out = run_case(case)
+            print(json.dumps(out, ensure_ascii=False), flush=False)
+            if isinstance(case, dict) and isinstance(case.get("expect"), dict):
+                checked += 1
+                found = differences(case, out)
+                agreed += not found
+                for difference in found:
+                    sys.stdout.flush()
+                    print(f"{path}: case {out['id']}: {difference}", file=sys.stderr)
+        if checked:
+            sys.stdout.flush()
+            print(f"{path}: {agreed} of {checked} cases agree with their expect", file=sys.stderr)
+            if agreed < checked:
+                status = 1
     sys.stdout.flush()
     return status
 

@@ -8,6 +8,9 @@ RULES.md decisions encoded here:
 - **Decision (ours):** a seña needs four cards: a seat waiting for its replacements cannot make one;
 - the partner always knows the seña; a rival knows it only by catching it, within the catch window after it
   was made (the caller's clock: the engine never reads time), once per rival and seña;
+- **Decision (ours):** the window belongs to the person: a surface that showed the seña late (a paced move
+  feed, a rate-limited chat edit) says when it showed it, and the window counts from then (at most
+  :data:`MAX_SHOW_DELAY` after the seña was made; :func:`catch_moment`);
 - **Decision (ours):** catches end with the hand: once it is over, a catch is refused even inside the window.
 """
 
@@ -26,6 +29,9 @@ from engine.evaluation import ParesKind, evaluate
 MAX_SENAS_PER_HAND = 2
 #: Default catch window in seconds.
 DEFAULT_CATCH_WINDOW = 3.0
+#: The latest, after a seña was made, that a surface's showing it still moves its catch window (seconds): a
+#: paced feed or a chat edit is seconds late, never minutes.
+MAX_SHOW_DELAY = 30.0
 
 _REY = 7
 _AS = 0
@@ -131,6 +137,24 @@ def new_sena(
     if not math.isfinite(now):
         raise SenaError(f"a seña needs a finite time, not {now!r}")
     return SenaRecord(len(made), seat, Sena(sena), float(now), after_action)
+
+
+def catch_moment(made: Sequence[SenaRecord], sena_index: int, now: float, shown_at: float | None) -> float:
+    """``now`` on the clock of seña ``sena_index`` of those ``made``, for a catch pressed on a surface that
+    showed it at ``shown_at``: ``now`` less the time the seña took to reach the catcher's screen (none if
+    ``shown_at`` is ``None``, or the seña does not exist; at most :data:`MAX_SHOW_DELAY`; never before the
+    seña was made). The catch window then counts from when the catcher could see the seña, and a record that
+    keeps this moment replays to the same catch."""
+    if shown_at is None or not 0 <= sena_index < len(made):
+        return now
+    return _moment(made[sena_index], now, shown_at)
+
+
+def _moment(made: SenaRecord, now: float, shown_at: float) -> float:
+    if not math.isfinite(shown_at) or not math.isfinite(now) or now < made.made_at:
+        return now
+    delay = min(max(shown_at - made.made_at, 0.0), MAX_SHOW_DELAY)
+    return max(now - delay, made.made_at)
 
 
 def window_open(made: SenaRecord, now: float, window: float) -> bool:

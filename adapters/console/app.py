@@ -2,10 +2,11 @@
 
 ``musbot play``: you (seat 0) and a machine partner against two machines, in a private "chat". It opens the
 solo lobby (the options and ▶ Start, numbered like every button), or resumes the game saved in the data
-directory; ``--senas``/``--target``/``--single``/``--level`` choose the options and start at once, and
-``--new`` cancels a saved game first. The group table and your private hand are printed as text; every
-button becomes a numbered choice. Machines act without a pause here (the table lists what they said).
-``musbot play --auto --seed S`` plays a whole machine-only match and prints a summary.
+directory (in the language it was played in, unless ``--lang`` says another); ``--senas``/``--target``/
+``--single``/``--level`` choose the options and start at once. ``--new`` asks first when a game is saved, and
+keeps it until the new table starts (:mod:`adapters.console.saves`). The group table and your private hand
+are printed as text; every button becomes a numbered choice. Machines act without a pause here (the table
+lists what they said). ``musbot play --auto --seed S`` plays a whole machine-only match and prints a summary.
 
 One terminal per data directory drives the table (:mod:`adapters.console.lock`); one Ctrl-C leaves, and the
 game stays saved for the next ``musbot play``.
@@ -21,18 +22,29 @@ import itertools
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from adapters.console import saves
 from adapters.console.lines import CtrlC, LineSource, StdinLines
 from adapters.console.lock import TableBusy, TableLock
-from adapters.console.table import RULE, ConsoleTable, numbers
-from bot.i18n import LANGUAGES, normalize_language, translator
+from adapters.console.table import QUIT_WORDS, RULE, ConsoleTable, LeaveTable, numbers
+from bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, normalize_language, translator
 from bot.i18n.catalog import Translator
 from bot.i18n.markers import N_
-from bot.kernel import LEVELS, TARGET_CHOICES, ChatRef, Outcome, TableOptions, TableStatus, UserRef
+from bot.kernel import (
+    LEVELS,
+    TARGET_CHOICES,
+    ChatRef,
+    Outcome,
+    TableOptions,
+    TableState,
+    TableStatus,
+    UserRef,
+)
 from bot.ops import Settings, StartupError, build_app, data_dir_problem
+from bot.screens import team_names
 from bot.table import FlowSettings
 
 # What the command line accepts; the lobby's buttons stay the authority (the options are reached by pressing
@@ -55,6 +67,9 @@ BUSY = N_(
     "Go on there, or use another --data-dir."
 )
 THE_END = N_("The end. Agur!")
+SUITS = N_(
+    "The suits: 🪙 oros, 🍷 copas, 🗡️ espadas, 🪵 bastos — they never matter in Mus: only the ranks count."
+)
 
 
 def _flow_for_terminal() -> FlowSettings:
@@ -107,40 +122,77 @@ async def play(
     out: TextIO = sys.stdout,
 ) -> int:
     """The interactive table: the solo lobby or the saved game, then one line per move."""
-    t = translator(args.lang)
     rng_factory, id_factory = _seeded(args.seed)
     source = lines if lines is not None else StdinLines(out=out)
     app = await build_app(settings, flow=_flow_for_terminal(), rng_factory=rng_factory, id_factory=id_factory)
-    name = args.name or getpass.getuser().capitalize() or "Tú"
-    user = UserRef("console:you", name, args.lang)
-    # One terminal chat: an unfinished game is resumed the next time (it lives in the store, not here).
-    chat = ChatRef("console:local", private=True, title="Terminal")
-    table = ConsoleTable(app, user, out=out, lines=source, pause=True)
     interrupted = CtrlC()
     try:
+        saved = await saves.current(app.service)
+        # The saved game's language unless --lang says another (run() tells the way out in it too).
+        args.lang = normalize_language(args.lang or (saved.table.lang if saved else DEFAULT_LANGUAGE))
+        t = translator(args.lang)
+        saves.tell_repair(t, app.server, settings.data_dir, out)
+        name = args.name or getpass.getuser().capitalize() or "Tú"
+        user = UserRef("console:you", name, args.lang)
+        table = ConsoleTable(app, user, out=out, lines=source, pause=True)
+        chat, replacement = await saves.chat_to_open(table, saved, args.new, t)
         await app.service.set_language(chat, user, args.lang)
-        table_id = await _open(table, chat, args, t)
-        while True:
-            if interrupted.is_set():
-                # The Ctrl-C's cancellation can be lost in a wait that completed at the same moment
-                # (asyncio on Python 3.11): the flag makes one Ctrl-C always enough.
-                raise KeyboardInterrupt
-            for fired in await app.service.deadlines.fire_due():
-                await table.show(fired)
-            await app.service.tables.drain_results()
-            state = await app.service.load_table(table_id) if table_id else None
-            if state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
-                print(f"\n{t.gettext(THE_END)}", file=out)
-                return 0
-            source.drop_typed_ahead()  # keys pressed while the machines played must not pick a button
-            line = await source.readline("\n> ")
-            if line is None or line.strip().lower() in ("q", "quit", "exit"):
-                print(f"\n{saved_line(t, settings)}", file=out)
-                return 0
-            await _command(table, chat, line.strip().lower(), t)
+        try:
+            table_id = await _open(table, chat, args, t)
+            table.say(t.gettext(HELP))
+            table.say(t.gettext(SUITS))
+            if await _play_on(table, chat, table_id, replacement, t, interrupted):
+                return 0  # the table ended (and said so)
+        except LeaveTable:  # q at the pause after a showdown
+            left = await app.service.table_of_chat(chat)
+            await _settle(table, replacement, left, t)
+        left_line = t.gettext(saves.NEW_CANCELLED) if replacement.pending else saved_line(t, settings)
+        print(f"\n{left_line}", file=out)
+        return 0
     finally:
         interrupted.restore()
         await app.close()
+
+
+async def _play_on(
+    table: ConsoleTable,
+    chat: ChatRef,
+    table_id: str | None,
+    replacement: saves.Replacement,
+    t: Translator,
+    interrupted: CtrlC,
+) -> bool:
+    """Read and play lines until the table ends (``True``) or the player leaves (``False``)."""
+    app, source, out = table.app, table.lines, table.out
+    assert source is not None
+    while True:
+        if interrupted.is_set():
+            # The Ctrl-C's cancellation can be lost in a wait that completed at the same moment
+            # (asyncio on Python 3.11): the flag makes one Ctrl-C always enough.
+            raise KeyboardInterrupt
+        for fired in await app.service.deadlines.fire_due():
+            await table.show(fired)
+        await app.service.tables.drain_results()
+        state = await _settle(table, replacement, table_id, t)
+        if state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
+            print(f"\n{t.gettext(THE_END if not replacement.pending else saves.NEW_CANCELLED)}", file=out)
+            return True
+        source.drop_typed_ahead()  # keys pressed while the machines played must not pick a button
+        line = await source.readline("\n> ")
+        if line is None or line.strip().lower() in QUIT_WORDS:
+            return False
+        await _command(table, chat, line.strip().lower(), t)
+
+
+async def _settle(
+    table: ConsoleTable, replacement: saves.Replacement, table_id: str | None, t: Translator
+) -> TableState | None:
+    """The table as stored now; the saved game it replaces is closed once it has started (and told)."""
+    service = table.app.service
+    state = await service.load_table(table_id) if table_id else None
+    if await replacement.settle(service, table.user, state):
+        table.say(t.gettext(saves.REPLACED))
+    return state
 
 
 async def _command(table: ConsoleTable, chat: ChatRef, line: str, t: Translator) -> None:
@@ -165,8 +217,6 @@ async def _open(table: ConsoleTable, chat: ChatRef, args: argparse.Namespace, t:
     Returns the table id.
     """
     service, user = table.app.service, table.user
-    if args.new:
-        await service.cancel(chat, user)  # nothing saved: a refusal nobody needs to read
     outcome = await service.new_table(chat, user)
     table_id = outcome.table
     state = await service.load_table(table_id) if table_id else None
@@ -212,6 +262,7 @@ async def _start_with_options(table: ConsoleTable, table_id: str, args: argparse
 async def auto(args: argparse.Namespace, settings: Settings) -> int:
     """A machine-only match through the service; prints every showdown, then a summary."""
     rng_factory, id_factory = _seeded(args.seed if args.seed is not None else 1)
+    args.lang = normalize_language(args.lang or DEFAULT_LANGUAGE)
     app = await build_app(settings, flow=_flow_for_terminal(), rng_factory=rng_factory, id_factory=id_factory)
     user = UserRef("console:auto", "auto", args.lang)
     # A chat of its own per run, so that a run never meets another run's table.
@@ -234,11 +285,23 @@ async def auto(args: argparse.Namespace, settings: Settings) -> int:
             print(outcome.answer or "no table", file=sys.stderr)
             return 1
         m = state.match
+        t = translator(args.lang)
+        winner = team_names(state, m.winner) if m.winner is not None else "?"
+        games, vacas = f"{m.games_total[0]}–{m.games_total[1]}", f"{m.vacas[0]}–{m.vacas[1]}"
         print(
-            f"seed {args.seed if args.seed is not None else 1} · {len(showdowns)} hands · "
-            f"games {m.games_total[0]}–{m.games_total[1]} · vacas {m.vacas[0]}–{m.vacas[1]} · "
-            f"winner: team {'AB'[m.winner] if m.winner is not None else '?'} · status {state.status.value} · "
-            f"table {state.id} (musbot history {state.id})"
+            t.nformat(
+                "seed {seed} · {hands} hand · games {games} · vacas {vacas} · the match won by {winner} · "
+                "table {table} (`musbot history {table}` tells it again)",
+                "seed {seed} · {hands} hands · games {games} · vacas {vacas} · the match won by {winner} · "
+                "table {table} (`musbot history {table}` tells it again)",
+                len(showdowns),
+                seed=args.seed if args.seed is not None else 1,
+                hands=len(showdowns),
+                games=games,
+                vacas=vacas,
+                winner=winner,
+                table=state.id,
+            )
         )
         # (No leaderboard: machine seats are rated but never listed — machines are not players.)
         return 0
@@ -250,14 +313,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``musbot play``."""
     parser.add_argument("--auto", action="store_true", help="machines only: play a whole match and summarise")
     parser.add_argument("--seed", type=int, default=None, help="random seed (same seed, same match)")
-    parser.add_argument("--new", action="store_true", help="cancel the saved game and open a new one")
+    parser.add_argument(
+        "--new",
+        action="store_true",
+        help="open a new table (asks first; the saved game is kept until it starts)",
+    )
     parser.add_argument("--senas", action="store_true", help="play with señas (and start at once)")
     parser.add_argument(
         "--target", type=int, default=None, choices=TARGETS, help="stones per game (default 40)"
     )
     parser.add_argument("--single", action="store_true", help="a single game instead of a full match")
     parser.add_argument("--level", default=None, choices=LEVELS, help="the machines' level (default normal)")
-    parser.add_argument("--lang", default="es", choices=LANGUAGES, help="language (default es)")
+    parser.add_argument(
+        "--lang", default=None, choices=LANGUAGES, help="language (default: the saved game's, else es)"
+    )
     parser.add_argument("--name", default=None, help="your name at the table")
     parser.add_argument("--quiet", action="store_true", help="with --auto: only the summary")
     parser.add_argument("--data-dir", type=Path, default=None, help="where the game is saved (DATA_DIR)")
@@ -269,15 +338,16 @@ def run(
     *,
     lines: LineSource | None = None,
     out: TextIO | None = None,
+    table: Callable[..., Coroutine[Any, Any, int]] | None = None,
 ) -> int:
     """Entry point of ``musbot play``: 0 when done, 1 if another terminal plays here or the store cannot
-    start (one line on stderr), 2 for a data directory it cannot use, 130 after a Ctrl-C."""
+    start (one line on stderr), 2 for a data directory it cannot use, 130 after a Ctrl-C. ``table`` plays
+    the table (:func:`play`, the line mode, unless the full screen's is given)."""
     settings = settings or Settings()
     if args.data_dir is not None:
         settings = settings.model_copy(update={"data_dir": args.data_dir})
-    args.lang = normalize_language(args.lang)
     out = out or sys.stdout
-    t = translator(args.lang)
+    t = translator(args.lang or DEFAULT_LANGUAGE)
     problem = data_dir_problem(settings.data_dir)  # the lock lives there, and the embedded Redis
     if problem is not None:
         print(f"{'--data-dir' if args.data_dir is not None else 'DATA_DIR'}: {problem}", file=sys.stderr)
@@ -304,9 +374,9 @@ def run(
     try:
         # asyncio.run turns the first Ctrl-C into a cancellation of play(), which closes the store on its
         # way out, then raises KeyboardInterrupt here.
-        return asyncio.run(play(args, settings, lines=lines, out=out))
+        return asyncio.run((table or play)(args, settings, lines=lines, out=out))
     except KeyboardInterrupt:
-        print(f"\n{saved_line(t, settings)}", file=out)
+        print(f"\n{saved_line(translator(args.lang or DEFAULT_LANGUAGE), settings)}", file=out)
         return INTERRUPTED
     except StartupError as exc:
         print(f"musbot: {exc}", file=sys.stderr)

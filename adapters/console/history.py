@@ -18,9 +18,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
+from adapters.console.saves import TERMINAL_CHATS, tell_repair
 from bot.app import parse_kept
 from bot.history import (
     HistoryStore,
@@ -38,14 +40,15 @@ from bot.store import StoreUnavailable
 
 _ = N_
 
-#: The terminal table's chat (``musbot play``): what ``musbot history`` lists unless told another.
-TERMINAL_CHAT = "console:local"
+#: The terminal table's first chat (``musbot play`` keeps its games in its chats: ``musbot history`` lists
+#: them all unless told another).
+TERMINAL_CHAT = TERMINAL_CHATS[0]
 
 NONE_KEPT = _("No hands are kept for {chat}.")
 NO_SUCH_MATCH = _("No hands of {table} are kept.")
 NO_SUCH_HAND = _("Hand {n} of {table} is not kept.")
 # Translators: one kept match in `musbot history`: its table id, where it was played, its hands.
-MATCH_LINE = _("{table} · {title} · hands {first}–{last}")
+MATCH_LINE = _("{table} · {title} · hands {first}–{last} · last played {when}")
 STORE_DOWN = _("The game store is unavailable right now; try again in a moment.")
 
 
@@ -54,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", nargs="?", default=None, help="a match (its table id) to show")
     parser.add_argument("hand", nargs="?", type=int, default=None, help="a hand of that match to tell")
     parser.add_argument(
-        "--chat", default=TERMINAL_CHAT, help=f"whose matches to list (default {TERMINAL_CHAT})"
+        "--chat", default=None, help="whose matches to list (default: the terminal's, musbot play)"
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--json", action="store_true", help="the match as a replayable conformance file")
@@ -68,16 +71,21 @@ async def show(args: argparse.Namespace, store: HistoryStore, now: float, out: T
     lang = normalize_language(args.lang)
     t = translator(lang)
     if args.table is None:
-        tables = await store.matches(args.chat, now, limit=50)
-        if not tables:
-            print(t.format(NONE_KEPT, chat=args.chat), file=out)
+        chats = TERMINAL_CHATS if args.chat is None else (args.chat,)
+        tables = [table for chat in chats for table in await store.matches(chat, now, limit=50)]
+        matches = [await _kept(store, table) for table in tables]
+        matches = sorted((m for m in matches if m), key=lambda m: m[-1].at, reverse=True)[:50]
+        if not matches:
+            print(t.format(NONE_KEPT, chat=args.chat or TERMINAL_CHAT), file=out)
             return 1
-        for table in tables:
-            kept = await _kept(store, table)
-            if not kept:
-                continue
+        for kept in matches:
             line = t.format(
-                MATCH_LINE, table=table, title=match_title(kept), first=kept[0].hand_no, last=kept[-1].hand_no
+                MATCH_LINE,
+                table=kept[0].table,
+                title=match_title(kept),
+                first=kept[0].hand_no,
+                last=kept[-1].hand_no,
+                when=time.strftime("%Y-%m-%d %H:%M", time.localtime(kept[-1].at)),
             )
             print(line, file=out)
             for hand in kept:
@@ -112,6 +120,7 @@ async def _kept(store: HistoryStore, table: str) -> list[KeptHand]:
 
 async def _run(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     app = await build_app(settings)
+    tell_repair(translator(normalize_language(args.lang)), app.server, settings.data_dir, sys.stderr)
     try:
         return await show(args, app.service.deps.history, app.service.deps.clock(), out)
     except StoreUnavailable:

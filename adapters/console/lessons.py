@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TextIO
 
 from adapters.console.lines import LineSource, StdinLines
-from adapters.console.table import numbers, plain
+from adapters.console.saves import tell_repair
+from adapters.console.table import numbers, plain, terminal_terms
 from bot.i18n import LANGUAGES, normalize_language, translator
 from bot.i18n.markers import N_
 from bot.kernel import Button, ChatRef, Outcome, UserRef
@@ -27,6 +28,8 @@ GOODBYE = N_(
     "Your place in the lessons is saved: `musbot learn` goes on from there, `musbot learn 5` opens lesson 5."
 )
 
+#: Exit status when the lesson asked for does not exist (as for a bad command line).
+NO_LESSON = 2
 #: Exit status after a Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED = 130
 
@@ -43,7 +46,7 @@ class LessonScreen:
     def show(self, outcome: Outcome) -> None:
         """Print an outcome: its answer, then the step (remembered, with its choices)."""
         if outcome.answer:
-            print(f"» {outcome.answer}", file=self.out)
+            print(f"» {terminal_terms(outcome.answer)}", file=self.out)
         for message in outcome.messages:
             self.text = plain(message)
             self.buttons = [b for row in message.buttons for b in row]
@@ -63,13 +66,17 @@ async def learn(
     t = translator(args.lang)
     source = lines if lines is not None else StdinLines(out=out)
     app = await build_app(settings)
+    tell_repair(t, app.server, settings.data_dir, out)
     name = args.name or getpass.getuser().capitalize() or "Tú"
     user = UserRef("console:you", name, args.lang)
     chat = ChatRef(user.key, private=True, title="Terminal")
     screen = LessonScreen(out)
     try:
         await app.service.set_language(chat, user, args.lang)  # the lessons follow --lang
-        screen.show(await app.service.lessons.learn(chat, user, args.lesson, hint=False))
+        opened = await app.service.lessons.learn(chat, user, args.lesson, hint=False)
+        screen.show(opened)
+        if not opened.messages:  # no such lesson, or the store failed (said): nothing to choose from
+            return NO_LESSON if args.lesson is not None else 1
         print(t.gettext(HELP), file=out)
         while True:
             line = await source.readline("\n> ")
@@ -103,7 +110,7 @@ def run(
     out: TextIO | None = None,
 ) -> int:
     """Entry point of ``musbot learn``: 0 when done, 1 if the store cannot start, 2 for a data directory it
-    cannot use, 130 after a Ctrl-C."""
+    cannot use or a lesson that does not exist, 130 after a Ctrl-C."""
     settings = settings or Settings()
     if args.data_dir is not None:
         settings = settings.model_copy(update={"data_dir": args.data_dir})

@@ -7,6 +7,8 @@ import sys
 from typing import TextIO
 
 from adapters.console.lines import LineSource
+from bot.i18n import translator
+from bot.i18n.markers import N_
 from bot.kernel import Button, Outcome, OutMessage, PickCard, TokenError, UserRef, parse_token
 from bot.ops import App
 from engine.cards import Card, card_name
@@ -17,13 +19,35 @@ RULE = "─" * 60
 _HIDDEN_CODES = frozenset({"cards"})
 # Messages that stand on the screen and are redrawn; every other slot (rules, notices…) is printed once.
 _STANDING_SLOTS = ("lobby", "table", "hand")
+PAUSE = N_("(Enter = next hand, q = quit) ")
+#: What leaves the table, at the prompt and at the pause after a showdown.
+QUIT_WORDS = ("q", "quit", "exit")
+NO_SUCH_BUTTON = N_("No button has that number: type one from 1 to {last} (r = rules, q = quit).")
+NO_BUTTONS = N_("No button to press now: Enter = the table again, r = rules, q = quit.")
+NOT_CARDS = N_("d discards cards: type d and the numbers of card buttons, from 1 to {last}.")
 _NUMBERS_RE = re.compile(r"[0-9]+(?:[\s,]+[0-9]+)*")  # ASCII digits only: int() would take "²"… or not
 _BOLD_RE = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 
 
+class LeaveTable(Exception):
+    """The player typed ``q`` at the pause after a showdown (or the input ended there)."""
+
+
+#: The chats' commands, and what a terminal types instead (``/learn 5`` → ``musbot learn 5``).
+TERMINAL_COMMANDS = {"/newgame": "musbot play", "/learn": "musbot learn", "/history": "musbot history"}
+_COMMAND_RE = re.compile(r"(?<![\w/])(/newgame|/learn|/history)\b((?: [0-9]+)?)")
+
+
+def terminal_terms(text: str) -> str:
+    """``text`` with each chat command as the terminal's own (``/newgame`` → `` `musbot play` ``): the core
+    writes one text for every surface, and a terminal has no chat commands."""
+    return _COMMAND_RE.sub(lambda m: f"`{TERMINAL_COMMANDS[m[1]]}{m[2]}`", text)
+
+
 def plain(message: OutMessage) -> str:
-    """A message's text for a terminal: light Markdown markers stripped (``**bold**`` → ``bold``)."""
-    return _BOLD_RE.sub(r"\1", message.text) if message.markdown else message.text
+    """A message's text for a terminal: light Markdown markers stripped (``**bold**`` → ``bold``), chat
+    commands said as the terminal's (:func:`terminal_terms`)."""
+    return terminal_terms(_BOLD_RE.sub(r"\1", message.text) if message.markdown else message.text)
 
 
 def numbers(text: str) -> list[int] | None:
@@ -73,10 +97,13 @@ class ConsoleTable:
 
     def say(self, text: str) -> None:
         """Print a short line for the player."""
-        print(f"» {text}", file=self.out)
+        print(f"» {terminal_terms(text)}", file=self.out)
 
     async def show(self, outcome: Outcome, *, draw: bool = True) -> None:
-        """Print an outcome's answer and one-off messages; remember the standing ones; redraw if ``draw``."""
+        """Print an outcome's answer and one-off messages; remember the standing ones; redraw if ``draw``.
+
+        :class:`LeaveTable` if the player quits at the pause after a showdown.
+        """
         if outcome.answer:
             self.say(outcome.answer)
         for message in outcome.messages:
@@ -86,7 +113,9 @@ class ConsoleTable:
                 print(f"\n{RULE}\n{plain(message)}\n{RULE}", file=self.out)
                 if self.pause and self.lines is not None:
                     self.lines.drop_typed_ahead()
-                    await self.lines.readline("(Enter) ")
+                    answer = await self.lines.readline(translator(self.user.lang).gettext(PAUSE))
+                    if answer is None or answer.strip().lower() in QUIT_WORDS:
+                        raise LeaveTable
             elif message.slot in _STANDING_SLOTS:
                 self.latest[message.slot] = message
             else:  # rules (also the full rules, sent privately), notices, leaderboards
@@ -127,7 +156,7 @@ class ConsoleTable:
         """
         buttons = self.choices()
         if not indexes or not all(1 <= i <= len(buttons) for i in indexes):
-            self.say("?")
+            self.say(self._which_keys(buttons))
             return
         tokens = [buttons[i - 1].token for i in indexes]
         for n, token in enumerate(tokens, 1):
@@ -137,15 +166,20 @@ class ConsoleTable:
             if last:
                 return
 
+    def _which_keys(self, buttons: list[Button]) -> str:
+        """What a number that is no button gets: the numbers there are (and the other keys)."""
+        t = translator(self.user.lang)
+        return t.format(NO_SUCH_BUTTON, last=len(buttons)) if buttons else t.gettext(NO_BUTTONS)
+
     async def discard(self, *indexes: int) -> None:
         """Discard exactly the cards whose buttons are numbered ``indexes``, and confirm, in one go."""
         buttons = self.choices()
         if not indexes or not all(1 <= i <= len(buttons) for i in indexes):
-            self.say("?")
+            self.say(self._which_keys(buttons))
             return
         chosen = [buttons[i - 1] for i in indexes]
-        if not all(_is_card(b) for b in chosen):
-            self.say("?")  # not card buttons: nothing to discard there
+        if not all(_is_card(b) for b in chosen):  # not card buttons: nothing to discard there
+            self.say(translator(self.user.lang).format(NOT_CARDS, last=len(buttons)))
             return
         wanted = {b.token for b in chosen}
         picked = await self._picked([b for b in buttons if _is_card(b)])

@@ -1,16 +1,19 @@
 """The Discord client: slash commands, persistent components, the delivery lanes, start and stop.
 
 ``MusClient`` is an :class:`discord.AutoShardedClient` (one shard, or Discord's recommendation, or the
-``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis) that needs no
-privileged intent: everything arrives as interactions. At start-up it registers the ``/mus`` commands
-(to ``DISCORD_GUILD_IDS`` for development — instant — or globally) and the two persistent component
-templates, so that buttons drawn by any worker, before any restart, still act.
+``DISCORD_SHARD_COUNT`` / ``DISCORD_SHARD_IDS`` split across processes sharing one Redis, which take turns
+to IDENTIFY — :mod:`adapters.discord.identify` — and are ready while their shards are connected —
+:mod:`adapters.discord.shards`) that needs no privileged intent: everything arrives as interactions. At
+start-up it registers the ``/mus`` commands (to ``DISCORD_GUILD_IDS`` for development — instant — or
+globally) when they changed since their last sync (:mod:`adapters.discord.sync`), and the two persistent
+component templates, so that buttons drawn by any worker, before any restart, still act.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from typing import Any
 
@@ -19,15 +22,24 @@ import discord
 import yarl
 from discord import app_commands
 
+from adapters.discord import access
+from adapters.discord.admin import admin_group, guard_settings
 from adapters.discord.commands import CatalogTranslator, mus_group
+from adapters.discord.errors import answer_error, guarded
+from adapters.discord.identify import IdentifyGate
 from adapters.discord.ids import PREFIX
 from adapters.discord.interactions import DiscordHandlers
 from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, TokenMenu
+from adapters.discord.mentions import command_paths, names
+from adapters.discord.private_hands import PrivateHands
 from adapters.discord.settings import DiscordSettings
+from adapters.discord.shards import ShardWatch, quiet_reconnects
+from adapters.discord.sync import CommandSync, Registered
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
+from bot.store import LeaseStore, MarkStore, MemoryLeases, MemoryMarks, RedisLeases, RedisMarks
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +75,18 @@ class MusClient(discord.AutoShardedClient):
     """The bot on Discord: one service, one delivery (lanes per channel), the ``/mus`` command tree."""
 
     def __init__(
-        self, service: Service, settings: DiscordSettings, surfaces: SurfaceStore, **options: Any
+        self,
+        service: Service,
+        settings: DiscordSettings,
+        surfaces: SurfaceStore,
+        *,
+        marks: MarkStore | None = None,
+        leases: LeaseStore | None = None,
+        **options: Any,
     ) -> None:
-        """A client for ``service``; ``surfaces`` remembers which message shows what; ``options`` go to
-        discord.py (tests shorten ``guild_ready_timeout``)."""
+        """A client for ``service``; ``surfaces`` remembers which message shows what, ``marks`` which
+        commands were last synced, ``leases`` whose turn it is to IDENTIFY (both in this process only, when
+        not given); ``options`` go to discord.py (tests shorten ``guild_ready_timeout``)."""
         # The bot never speaks in voice channels: no warning about voice libraries it does not need.
         discord.VoiceClient.warn_nacl = False
         discord.VoiceClient.warn_dave = False
@@ -83,7 +103,7 @@ class MusClient(discord.AutoShardedClient):
             **options,
         )
         self.settings = settings
-        self.transport = DiscordTransport(self)
+        self.transport = PrivateHands(DiscordTransport(self, commands=self.written_in), surfaces, service)
         self.sender = Delivery(
             self.transport,
             surfaces,
@@ -91,26 +111,50 @@ class MusClient(discord.AutoShardedClient):
             platform="discord",
             key_platform=PREFIX.rstrip(":"),
         )
-        self.handlers = DiscordHandlers(service, self.sender, dms_closed=self.transport.closed)
-        #: What :class:`TokenButton` and :class:`TokenMenu` call.
-        self.press_handler = self.handlers.press
+        self.handlers = DiscordHandlers(service, self.sender, hands=self.transport)
+        # A channel that refused a post (no right to post there any more) has its table paused: access.py.
+        self.sender.on_chat_lost = functools.partial(access.chat_lost, self.handlers)
+        settings_guard = guard_settings(self.handlers)  # (a server's settings buttons: its admins' only)
+        #: What :class:`TokenButton` and :class:`TokenMenu` call (whatever escapes it is answered too).
+        self.press_handler = guarded(lambda: settings_guard)
         self.tree: app_commands.CommandTree[MusClient] = app_commands.CommandTree(self)
+        # The server's settings first: a chat's /language in the core's texts is /mus-admin language (the
+        # first command of a name wins in mentions.command_paths; /mus language is one's own).
+        self.tree.add_command(admin_group(self.handlers))
         self.tree.add_command(mus_group(self.handlers))
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+        self.command_sync = CommandSync(self.tree, marks or MemoryMarks(), settings.guild_ids)
+        self.commands = Registered()
+        """The commands as Discord has them (their ids, for mentions), once logged in."""
+        self.identify_gate = IdentifyGate(leases or MemoryLeases())
+        """One IDENTIFY per 5 s across every process on the token (:mod:`adapters.discord.identify`)."""
+        self.shard_watch = ShardWatch()
+        """Which of this process's shards are connected (its readiness)."""
+        quiet_reconnects()
 
     async def setup_hook(self) -> None:
-        """Register the persistent components and the commands' translations; sync the commands."""
+        """Register the persistent components and the commands' translations; sync the commands if they
+        changed since their last sync (:mod:`adapters.discord.sync`), and learn their ids."""
         self.add_dynamic_items(TokenButton, TokenMenu)
         await self.tree.set_translator(CatalogTranslator())
-        if not self.settings.sync_commands:
+        for guild_id in self.settings.guild_ids:
+            self.tree.copy_global_to(guild=discord.Object(id=guild_id))
+        if self.application_id is None:  # (set by the login, which runs this hook)
             return
-        if self.settings.guild_ids:
-            for guild_id in self.settings.guild_ids:
-                guild = discord.Object(id=guild_id)
-                self.tree.copy_global_to(guild=guild)
-                await self.tree.sync(guild=guild)
+        if self.settings.sync_commands:
+            _, self.commands = await self.command_sync.run(self.application_id)
         else:
-            await self.tree.sync()
+            self.commands = await self.command_sync.known(self.application_id)
+
+    def written(self, guild_id: int | None) -> dict[str, str]:
+        """How each core command is written in a message seen in ``guild_id`` (``None``: a DM): a mention
+        of the command as synced (:mod:`adapters.discord.mentions`)."""
+        return names(command_paths(self.tree), self.commands, guild_id)
+
+    def written_in(self, channel_id: int) -> dict[str, str]:
+        """:meth:`written` for a channel (its server from the cache; a DM's is none)."""
+        guild = getattr(self.get_channel(channel_id), "guild", None)
+        return self.written(None if guild is None else guild.id)
 
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """A press on a component its message does not carry (forged, or from a message since changed) is
@@ -119,16 +163,46 @@ class MusClient(discord.AutoShardedClient):
             return
         custom_id = str(interaction.data.get("custom_id", ""))
         if not _carries(interaction.message, custom_id):
-            await self.handlers.press(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
+            await self.press_handler(interaction, "" if custom_id.startswith(MENU_PREFIX) else custom_id)
 
     async def _on_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        log.error("slash command error: %s", error)
+        """A command discord.py could not run (out of date, refused by a check, failed): logged once, and
+        the person told ephemerally (:func:`adapters.discord.errors.answer_error`)."""
+        await answer_error(interaction, error)
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Wait for this token's turn to start a session, whichever process had the last one (instead of
+        discord.py's 5 s between the shards of this process alone)."""
+        await self.identify_gate.wait(self.application_id or 0, shard_id or 0)
+
+    async def on_shard_connect(self, shard_id: int) -> None:
+        """A shard got a new session (READY)."""
+        self.shard_watch.connected(shard_id, "connect")
+
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        """A shard resumed its session (the events it missed are replayed)."""
+        self.shard_watch.connected(shard_id, "resume")
+
+    async def on_shard_disconnect(self, shard_id: int) -> None:
+        """A shard lost its connection; discord.py connects it again."""
+        self.shard_watch.disconnected(shard_id)
 
     async def on_shard_ready(self, shard_id: int) -> None:
-        """Log each shard as it connects."""
+        """Log each shard once its servers arrived."""
         log.info("discord shard %s ready as %s", shard_id, self.user)
+
+    def expected_shards(self) -> list[int]:
+        """The shards this process runs (all of them when it runs them all)."""
+        if self.shard_ids:
+            return list(self.shard_ids)
+        return list(range(self.shard_count or 1))
+
+    async def close(self) -> None:
+        """Close on purpose: the shards' disconnects that follow are no outage."""
+        self.shard_watch.closing = True
+        await super().close()
 
 
 class DiscordRuntime:
@@ -146,8 +220,11 @@ class DiscordRuntime:
         return self.client.sender
 
     async def ready(self) -> bool:
-        """Whether every shard of this process is connected."""
-        return self.client.is_ready() and not self.client.is_closed()
+        """Whether every shard of this process is connected now (false while one is down: the
+        interactions of its servers are not reaching us)."""
+        client = self.client
+        client.shard_watch.expect(client.expected_shards())
+        return client.is_ready() and not client.is_closed() and client.shard_watch.ready()
 
     async def stop(self) -> None:
         """Stop gracefully: the deadline loop, the interactions in hand, the last views (bounded), the
@@ -174,6 +251,8 @@ async def start_client(
     ready_timeout: float = 60.0,
     client_class: type[MusClient] = MusClient,
     outbox: Outbox | None = None,
+    marks: MarkStore | None = None,
+    leases: LeaseStore | None = None,
     **options: Any,
 ) -> DiscordRuntime:
     """Log in, connect every shard of this process and wait until they are ready (with ``deadlines``,
@@ -185,7 +264,7 @@ async def start_client(
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
-    client = client_class(service, settings, surfaces, **options)
+    client = client_class(service, settings, surfaces, marks=marks, leases=leases, **options)
     try:
         await client.login(settings.token.get_secret_value())
         task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
@@ -249,4 +328,16 @@ async def start_discord(
 ) -> DiscordRuntime:
     """Start the Discord adapter on a running core (its surfaces in the core's Redis)."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    return await start_client(app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox)
+    marks, leases = (
+        RedisMarks(app.redis, settings.redis_prefix),
+        RedisLeases(app.redis, settings.redis_prefix),
+    )
+    return await start_client(
+        app.service,
+        discord_settings,
+        surfaces,
+        deadlines=deadlines,
+        outbox=app.outbox,
+        marks=marks,
+        leases=leases,
+    )

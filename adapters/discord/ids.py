@@ -65,10 +65,20 @@ def user_ref(interaction: discord.Interaction) -> UserRef:
     return UserRef(user_key(user.id), name[:32], language_of(interaction.locale))
 
 
+def community_locale(interaction: discord.Interaction) -> str | None:
+    """Our language for the server's preferred locale — only a Community server has one of its own: any
+    other always reports en-US, which says nothing about its members."""
+    guild = interaction.guild
+    if guild is None or "COMMUNITY" not in guild.features:
+        return None
+    return language_of(interaction.guild_locale)
+
+
 def chat_ref(interaction: discord.Interaction) -> ChatRef:
-    """Where the interaction happened: a server channel (its server is the language community, and its
-    preferred locale the language until ``/mus language``), or the person's direct messages (a private chat:
-    the solo game)."""
+    """Where the interaction happened: a server channel (its server is the language community; until
+    ``/mus-admin language``, its language is a Community server's preferred locale, else the asker's own:
+    any other server reports en-US, whoever its members are), or the person's direct messages (a private
+    chat: the solo game)."""
     if interaction.guild_id is None:
         return ChatRef(user_key(interaction.user.id), private=True, title=interaction.user.display_name)
     channel = interaction.channel
@@ -78,5 +88,5 @@ def chat_ref(interaction: discord.Interaction) -> ChatRef:
         private=False,
         title=str(title),
         community=guild_key(interaction.guild_id),
-        lang=language_of(interaction.guild_locale),
+        lang=community_locale(interaction) or language_of(interaction.locale),
     )

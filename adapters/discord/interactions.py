@@ -13,9 +13,8 @@ No game logic lives here, only Discord's idiom for the core's outcomes:
   per channel, latest state wins).
 - A history button answers ephemerally with the kept hand it opens privately (a hand posted in the channel,
   a match's files, go through the delivery lanes like every other view).
-- "My cards" answers ephemerally with the presser's private view — cards, discard picks, señas — whose buttons
-  update that same ephemeral message. The hand also goes by direct message to those whose DMs are open; closed
-  DMs fall back silently to this ephemeral path.
+- "My cards" answers ephemerally with the presser's private view (cards, discard picks, señas), which its
+  buttons and the game keep up to date; DMs only for those who asked (:mod:`adapters.discord.private_hands`).
 """
 
 from __future__ import annotations
@@ -29,8 +28,12 @@ from typing import Any, TypeVar
 
 import discord
 
+from adapters.discord import access
 from adapters.discord.ids import chat_ref, user_ref
+from adapters.discord.languages import reader
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.mentions import commands_in, rewrite
+from adapters.discord.private_hands import NoHands, PrivateHands
 from adapters.discord.timing import DISCORD, interaction_times
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
@@ -65,6 +68,11 @@ def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
     return message is not None and message.flags.ephemeral
 
 
+def _text(interaction: discord.Interaction[Any], view: OutMessage) -> str:
+    """A view's text in an answer to ``interaction`` (its commands as Discord mentions them there)."""
+    return text_of(view, commands_in(interaction))
+
+
 def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
     """The presser's own hand view among an outcome's views."""
     return next((m for m in outcome.messages if m.user == user.key and m.slot == "hand"), None)
@@ -76,10 +84,12 @@ class DiscordHandlers:
 
     service: Service
     sender: Delivery
-    dms_closed: Callable[[str], bool] = lambda user_key: False
-    """Whether a person's direct messages are closed (their private views are then shown ephemerally)."""
+    hands: PrivateHands | NoHands = field(default_factory=NoHands)
+    """Where private views go: a live "My cards", DMs for those who asked (:class:`NoHands`: unit tests)."""
     window: AnswerWindow = DISCORD
     """How interactions are timed: their store budget and when they are deferred at the latest."""
+    last_presses: access.LastPresses = field(default_factory=access.LastPresses)
+    """The last press in each channel (told by follow-up if the channel then refuses the bot's posts)."""
     _in_flight: int = 0
     _idle: asyncio.Event = field(default_factory=asyncio.Event)
     _remembering: set[asyncio.Task[None]] = field(default_factory=set)
@@ -169,7 +179,7 @@ class DiscordHandlers:
 
     async def _say(self, interaction: discord.Interaction[Any], text: str, *, ephemeral: bool = True) -> None:
         """Answer with a text (a follow-up if the interaction was already answered or deferred)."""
-        text = text[:2000] or DONE
+        text = rewrite(text, commands_in(interaction))[:2000] or DONE
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=ephemeral, allowed_mentions=NO_MENTIONS)
         else:
@@ -185,11 +195,15 @@ class DiscordHandlers:
             extra["view"] = components
         if interaction.response.is_done():
             sent = await interaction.followup.send(
-                text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, wait=True, **extra
+                _text(interaction, view),
+                ephemeral=ephemeral,
+                allowed_mentions=NO_MENTIONS,
+                wait=True,
+                **extra,
             )
             return str(sent.id)
         response = await interaction.response.send_message(
-            text_of(view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            _text(interaction, view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
         )
         return None if response.message_id is None else str(response.message_id)
 
@@ -197,9 +211,9 @@ class DiscordHandlers:
         """Make the message that was pressed show ``view`` (the presser's ephemeral hand)."""
         components = view_of(view)
         if interaction.response.is_done():
-            await interaction.edit_original_response(content=text_of(view), view=components)
+            await interaction.edit_original_response(content=_text(interaction, view), view=components)
         else:
-            await interaction.response.edit_message(content=text_of(view), view=components)
+            await interaction.response.edit_message(content=_text(interaction, view), view=components)
 
     async def _internal_error(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         text = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
@@ -208,20 +222,30 @@ class DiscordHandlers:
 
     # --- slash commands ------------------------------------------------------------------------------
 
-    async def command(self, interaction: discord.Interaction[Any], work: CommandWork) -> None:
-        """Run a slash command's work and answer it; never raise."""
+    async def command(
+        self, interaction: discord.Interaction[Any], work: CommandWork, *, personal: bool = False
+    ) -> None:
+        """Run a slash command's work and answer it (``personal``: a setting of the asker's, answered to
+        them alone); never raise."""
         user, chat = user_ref(interaction), chat_ref(interaction)
         times = interaction_times(interaction, self.window)
         with store_budget(times.store_by):
             if not await self._first(interaction):
                 return
             async with self._answering(interaction, user, "slash command", delivered=True):
+                user = await reader(self.service, chat, user)
                 refused = await self.service.chats.admit(chat, user)
                 if refused is not None:  # too many commands: said once, ephemerally; then a bare "✓"
                     await self._say(interaction, refused.answer or DONE)
                     return
                 outcome = await self._in_time(interaction, work(chat, user), times, command=True)
-                await self._answer_command(interaction, chat, user, outcome)
+                outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
+                if personal:  # a setting of the asker's: said to them alone
+                    self.sender.deliver(outcome.messages)
+                    await self._say(interaction, outcome.answer or DONE)
+                else:
+                    await self._answer_command(interaction, chat, user, outcome)
+                await self.hands.tell_if_closed(interaction, user)
 
     async def _answer_command(
         self, interaction: discord.Interaction[Any], chat: ChatRef, user: UserRef, outcome: Outcome
@@ -265,10 +289,15 @@ class DiscordHandlers:
             if not await self._first(interaction):
                 return
             async with self._answering(interaction, user, "button press", delivered=True):
+                user = await reader(self.service, chat, user)
                 token = read_token(data)  # parsed once, here: the service and the answer below use it
+                if await access.refused(self, interaction, chat, user):  # the bot may not post here
+                    return
                 pressed = self.service.press(user, token, chat)
                 outcome = await self._in_time(interaction, pressed, times, command=False)
+                outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
                 await self._answer_token(interaction, user, token, outcome)
+                await self.hands.tell_if_closed(interaction, user)
 
     async def _answer_token(
         self, interaction: discord.Interaction[Any], user: UserRef, token: Token | None, outcome: Outcome
@@ -295,7 +324,8 @@ class DiscordHandlers:
         if view is None:
             await self._say(interaction, pressed.answer or shown.answer or DONE)
         else:
-            await self._show(interaction, view, ephemeral=True)
+            message_id = await self._show(interaction, view, ephemeral=True)
+            await self.hands.remember(interaction, user.key, view, message_id)
 
     async def _show_story(
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
@@ -313,16 +343,20 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], user: UserRef, outcome: Outcome
     ) -> None:
         mine = _private_hand(outcome, user)
-        private = mine is not None and (_is_ephemeral(interaction) or self.dms_closed(user.key))
+        private = mine is not None and (
+            _is_ephemeral(interaction) or not await self.hands.sees(interaction, mine)
+        )
         if not (private or outcome.answer or interaction.response.is_done()):
             await self._update_pressed(interaction, outcome)  # delivers the views itself
             return
         self.sender.deliver(outcome.messages)  # queued at once; the lanes send while we answer
         if mine is not None and private:
-            if _is_ephemeral(interaction):
+            if _is_ephemeral(interaction) and interaction.message is not None:
                 await self._update(interaction, mine)  # the presser's ephemeral hand follows their picks
-            else:  # what a DM would have shown (the amounts of "More…"), to someone who closed them
-                await self._show(interaction, mine, ephemeral=True)
+                shown: str | None = str(interaction.message.id)  # (and its token lives 15 minutes more)
+            else:  # what a DM would have shown (the amounts of "More…"), to someone without them
+                shown = await self._show(interaction, mine, ephemeral=True)
+            await self.hands.remember(interaction, user.key, mine, shown)
             if outcome.answer and outcome.alert:
                 await self._say(interaction, outcome.answer)
         elif outcome.answer:
@@ -338,7 +372,7 @@ class DiscordHandlers:
         self.sender.deliver([m for m in outcome.messages if m is not view])
         if view is not None:
             try:
-                await interaction.response.edit_message(content=text_of(view), view=view_of(view))
+                await interaction.response.edit_message(content=_text(interaction, view), view=view_of(view))
             except discord.HTTPException:
                 self.sender.deliver([view])  # the lane shows it instead
             else:

@@ -1,7 +1,8 @@
 """The core's views as Discord messages: text within 2,000 characters and buttons within 5 rows of 5.
 
 Every component is a persistent :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the core's
-token, so a press works after a restart and on any worker. Buttons keep the view's rows (a row longer than
+token, so a press works after a restart and on any worker; a button's colour says what it does
+(:mod:`adapters.discord.styles`). Buttons keep the view's rows (a row longer than
 five is wrapped); when they need more than five rows, the last ones become select menus of up to 25 choices
 each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A menu's
 ``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
@@ -9,21 +10,24 @@ each (the amount picker's every legal bet), each menu alone in its row, as Disco
 A view with a file (a match's export) is sent with it as an attachment (:func:`files_of`).
 
 Text: views in light Markdown are Discord Markdown already; plain views are escaped, so a player called
-``*Ane*`` is not shown in italics. Commands the core names (``/newgame``) are the ``/mus`` group's
-(``/mus newgame``). Mentions are never pinged (see :data:`NO_MENTIONS`).
+``*Ane*`` is not shown in italics. Commands the core names (``/newgame``, ``/rules full``) are written
+as Discord does, a mention of the ``/mus`` group's command with its real options
+(:mod:`adapters.discord.mentions`). The turn's clock counts down live (:func:`live_clock`: Discord's
+``<t:…:R>`` timestamps). Mentions are never pinged (see :data:`NO_MENTIONS`).
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import discord
 from discord.ui import Button, DynamicItem, Select
 
-from bot.app import COMMAND_LIST
+from adapters.discord.mentions import rewrite
+from adapters.discord.styles import style_of
 from bot.kernel import Button as ViewButton
 from bot.kernel import OutMessage
 
@@ -34,8 +38,8 @@ MAX_OPTIONS = 25
 MAX_LABEL = 80
 MAX_OPTION_LABEL = 100
 MENU_PREFIX = "menu:"
-#: The core's texts name commands as ``/newgame``; on Discord they live in the ``/mus`` group.
-_COMMAND_RE = re.compile(r"(?<![\w/])/(" + "|".join(name for name, _ in COMMAND_LIST) + r")\b")
+#: The turn's clock as the core writes it (``⏱ 60 s``), which a live countdown replaces.
+_CLOCK_RE = re.compile(r"⏱ \d+ s")
 #: Nobody is pinged by the bot's messages, whatever a player's name contains.
 NO_MENTIONS = discord.AllowedMentions.none()
 
@@ -54,16 +58,15 @@ def press_handler(interaction: discord.Interaction[Any]) -> PressHandler:
 class TokenButton(DynamicItem[Button[Any]], template=r"(?!menu:)(?P<token>.{1,100})"):
     """A button whose ``custom_id`` is a token; any other custom id is a stale or forged press."""
 
-    def __init__(self, token: str, label: str = "·", row: int | None = None) -> None:
-        """A button carrying ``token`` under ``label``."""
-        super().__init__(
-            Button(
-                label=label[:MAX_LABEL] or "·",
-                custom_id=token,
-                style=discord.ButtonStyle.secondary,
-                row=row,
-            )
-        )
+    def __init__(
+        self,
+        token: str,
+        label: str = "·",
+        row: int | None = None,
+        style: discord.ButtonStyle = discord.ButtonStyle.secondary,
+    ) -> None:
+        """A button carrying ``token`` under ``label``, in ``style``'s colour."""
+        super().__init__(Button(label=label[:MAX_LABEL] or "·", custom_id=token, style=style, row=row))
 
     @classmethod
     async def from_custom_id(
@@ -134,7 +137,7 @@ def view_of(message: OutMessage) -> discord.ui.View | None:
     view = discord.ui.View(timeout=None)
     for index, row in enumerate(rows):
         for button in row:
-            view.add_item(TokenButton(button.token, button.label, row=index))
+            view.add_item(TokenButton(button.token, button.label, row=index, style=style_of(button.token)))
     for n, choices in enumerate(menus):
         view.add_item(TokenMenu(n, choices, row=len(rows) + n))
     return view
@@ -148,10 +151,23 @@ def files_of(message: OutMessage) -> dict[str, Any]:
     return {"file": discord.File(io.BytesIO(content.encode("utf-8")), filename=name)}
 
 
-def text_of(message: OutMessage) -> str:
-    """The message content: Markdown views as they are, plain ones escaped; within 2,000 characters."""
+def live_clock(text: str, deadline: float) -> str:
+    """``text`` whose turn clock (``⏱ 60 s``) counts down live to ``deadline`` (Discord draws
+    ``<t:…:R>`` as "in 58 seconds" in each reader's language and keeps it current: no edit is needed);
+    appended on a line of its own if the text has no clock."""
+    if not deadline:
+        return text
+    clock = f"⏱ <t:{round(deadline)}:R>"
+    text, found = _CLOCK_RE.subn(clock, text, count=1)
+    return text if found else f"{text}\n{clock}"
+
+
+def text_of(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
+    """The message content: Markdown views as they are, plain ones escaped, commands as Discord writes them
+    (``commands``: :func:`adapters.discord.mentions.names`), the turn's clock live; within 2,000
+    characters."""
     text = message.text if message.markdown else discord.utils.escape_markdown(message.text)
-    text = _COMMAND_RE.sub(r"/mus \1", text)
+    text = live_clock(rewrite(text, commands), message.deadline)
     if len(text) > MAX_TEXT:
         text = text[: MAX_TEXT - 1] + "…"
     return text or "…"

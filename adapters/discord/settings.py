@@ -45,7 +45,11 @@ class DiscordSettings(BaseSettings):
     shard_ids: Annotated[list[int], NoDecode] = Field(
         default_factory=list, description="The shards this process runs (needs DISCORD_SHARD_COUNT)"
     )
-    sync_commands: bool = Field(default=True, description="Register the slash commands at start-up")
+    sync_commands: bool = Field(
+        default=True,
+        description="Register the slash commands at start-up when they changed since their last "
+        "registration (false: only `musbot discord-sync` registers them)",
+    )
     min_interval: Annotated[float, BeforeValidator(seconds_between(0, 60))] = Field(
         default=1.0, description="Seconds between two calls to one channel (Discord allows ~5 per 5 s)"
     )

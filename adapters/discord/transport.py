@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import aiohttp
@@ -61,10 +61,17 @@ async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
 class DiscordTransport:
     """Sends, edits and clears the buttons of messages through one discord.py client."""
 
-    def __init__(self, client: discord.Client, clock: Callable[[], float] = time.monotonic) -> None:
-        """Call Discord through ``client`` (its HTTP session and rate limiter)."""
+    def __init__(
+        self,
+        client: discord.Client,
+        clock: Callable[[], float] = time.monotonic,
+        commands: Callable[[int], Mapping[str, str] | None] = lambda channel_id: None,
+    ) -> None:
+        """Call Discord through ``client`` (its HTTP session and rate limiter); ``commands`` says how commands
+        are written in a channel (:func:`adapters.discord.mentions.names`)."""
         self.client = client
         self.clock = clock
+        self.commands = commands
         self._dm_channels: dict[int, int] = {}
         self._closed: dict[int, float] = {}
         self._dm_lock = asyncio.Lock()
@@ -129,7 +136,9 @@ class DiscordTransport:
         extra.update(files_of(message))
         sent = await self._guarded(
             chat,
-            lambda: self._channel(channel_id).send(text_of(message), allowed_mentions=NO_MENTIONS, **extra),
+            lambda: self._channel(channel_id).send(
+                text_of(message, self.commands(channel_id)), allowed_mentions=NO_MENTIONS, **extra
+            ),
         )
         return str(sent.id)
 
@@ -137,7 +146,7 @@ class DiscordTransport:
         """Make a message show a view's text and components (none when the view has no buttons)."""
         channel_id = await self._channel_id(chat)
         partial = self._channel(channel_id).get_partial_message(int(message_id))
-        text, view = text_of(message), view_of(message)
+        text, view = text_of(message, self.commands(channel_id)), view_of(message)
         await self._guarded(chat, lambda: partial.edit(content=text, view=view, allowed_mentions=NO_MENTIONS))
 
     async def clear_buttons(self, chat: str, message_id: str) -> None:

@@ -20,6 +20,7 @@ from telegram.ext import (
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
     MessageHandler,
     TypeHandler,
@@ -31,6 +32,7 @@ from adapters.telegram.arrival import ArrivalQueue, TimedUpdates
 from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
+from adapters.telegram.membership import Membership
 from adapters.telegram.moves import ChatMover
 from adapters.telegram.poller import SinglePoller
 from adapters.telegram.rate_limit import ChatRateLimiter, new_messages
@@ -44,6 +46,8 @@ from bot.store import LeaseStore, RedisLeases
 
 log = logging.getLogger(__name__)
 
+#: The updates the bot asks for: messages, presses, and its own membership (removed, added back, blocked).
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY, Update.MY_CHAT_MEMBER]
 #: Where python-telegram-bot calls the Bot API unless ``TELEGRAM_API_BASE_URL`` says otherwise.
 DEFAULT_API_URL = "https://api.telegram.org"
 
@@ -118,8 +122,10 @@ def build_application(
         # A group's 20 new messages a minute, spent on the game first (with Telegram's limits kept).
         new_messages=new_messages if rate_limiter else None,
     )
-    handlers = TelegramHandlers(service, sender, surfaces, bot_username or "")
+    handlers = TelegramHandlers(service, sender, surfaces, bot_username or "", blocked=transport.blocked)
     sender.on_unreachable = handlers.unreachable
+    sender.on_chat_lost = lambda view: service.pauses.chat_lost(view.chat or "")  # (a group refused a post)
+    membership = Membership(handlers)  # the bot removed, added back, blocked: see membership.py
     mover = ChatMover(service, sender, surfaces)  # a group upgraded to a supergroup: see moves.py
     transport.on_moved = mover.refused
     runtime = TelegramRuntime(service, sender, handlers, hearing)
@@ -139,6 +145,7 @@ def build_application(
     application.add_handler(CommandHandler("learn", functools.partial(lessons.learn, handlers)))
     application.add_handler(CallbackQueryHandler(handlers.button))
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, mover.service_message))
+    application.add_handler(ChatMemberHandler(membership.changed, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(TypeHandler(Update, handlers.handled), group=1)  # after the handler
     return application, runtime
 
@@ -201,7 +208,7 @@ async def _bring_up(
 
         async def poll() -> None:
             await updater.start_polling(
-                allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+                allowed_updates=ALLOWED_UPDATES,
                 error_callback=runtime.hearing.polling_failed,
             )
 
@@ -217,7 +224,7 @@ async def _bring_up(
             url_path=path,
             webhook_url=telegram.webhook_url,
             secret_token=secret,
-            allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+            allowed_updates=ALLOWED_UPDATES,
         )
     except OSError as exc:  # the listener (httpx's network errors come as TelegramError)
         where = f"{telegram.webhook_listen}:{telegram.webhook_port}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from telegram import CallbackQuery, Update
@@ -67,6 +68,8 @@ class TelegramHandlers:
     sender: Delivery
     surfaces: SurfaceStore
     bot_username: str
+    blocked: Callable[[str], bool] = lambda user_key: False
+    """Whether Telegram said that person blocked the bot (:meth:`TelegramTransport.blocked`)."""
     _marking: set[asyncio.Task[None]] = field(default_factory=set)
     """Updates being remembered as handled, in the background."""
 
@@ -74,9 +77,10 @@ class TelegramHandlers:
         """``https://t.me/<bot>?start=<payload>``."""
         return create_deep_linked_url(self.bot_username, payload)
 
-    async def invite(self, user_key: str, table_id: str) -> None:
-        """Tell the table's group, once per table, that a player must open the bot (with a deep link)."""
-        invitation = await self.service.invitations.invitation(user_key, table_id)
+    async def invite(self, user_key: str, table_id: str, *, blocked: bool = False) -> None:
+        """Tell the table's group, once per table, that a player must open the bot (``blocked``: unblock it),
+        with a deep link."""
+        invitation = await self.service.invitations.invitation(user_key, table_id, blocked=blocked)
         if invitation is None:
             return
         text = invitation.text(self.deep_link(encode_invite(invitation.invite)))
@@ -85,9 +89,10 @@ class TelegramHandlers:
         )
 
     async def unreachable(self, message: OutMessage) -> None:
-        """The sender could not deliver a private view (403): invite that player from the group."""
+        """The sender could not deliver a private view (403): invite that player from the group (to unblock
+        the bot, if Telegram said they blocked it)."""
         if message.user is not None and message.table:
-            await self.invite(message.user, message.table)
+            await self.invite(message.user, message.table, blocked=self.blocked(message.user))
         elif message.user is not None and message.origin is not None and message.slot == "rules":
             # The group was told "sent privately": say where to read them instead, once.
             lang = await self.service.invitations.rules_invitation(message.user, message.origin)
@@ -105,7 +110,11 @@ class TelegramHandlers:
         self.sender.deliver([OutMessage(slot="answer", text=text, chat=chat, fresh=True)])
 
     async def _reply(self, update: Update, outcome: Outcome) -> None:
-        """Deliver an outcome to a command: its views, and its answer as a message in that chat."""
+        """Deliver an outcome to a command: its views, and its answer as a message in that chat. A command
+        at a paused table came from its chat: the bot is there again (an update about it was missed), and
+        the table resumes instead."""
+        if outcome.paused and update.effective_chat is not None:
+            outcome = await self.service.pauses.chat_back(chat_ref(update.effective_chat))
         self.render(outcome)
         if outcome.answer and update.effective_chat is not None:
             self.say(chat_ref(update.effective_chat).key, outcome.answer)

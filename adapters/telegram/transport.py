@@ -4,8 +4,9 @@ Views become Telegram messages here (an inline keyboard for the buttons, HTML fo
 character limit; a view with a file is a ``sendDocument`` whose caption is its text), and Telegram's failures
 become the core's typed delivery errors: "message is not modified" is
 :class:`~bot.delivery._transport.NotModified`; a message not found or too old to edit is
-:class:`~bot.delivery._transport.MessageGone`; 403 is
-:class:`~bot.delivery._transport.Unreachable`; ``RetryAfter`` is
+:class:`~bot.delivery._transport.MessageGone`; 403 (the bot removed from a group, blocked by a person) and
+400 "not enough rights" (forbidden to post) are :class:`~bot.delivery._transport.Unreachable` (a person who
+blocked the bot is remembered: :meth:`TelegramTransport.blocked`); ``RetryAfter`` is
 :class:`~bot.delivery._transport.RateLimited`; ``ChatMigrated`` (a group upgraded to a supergroup) is
 :class:`ChatMoved`, a refusal for the lane, once :attr:`TelegramTransport.on_moved` has moved the chat's table
 (:mod:`adapters.telegram.moves`).
@@ -24,10 +25,13 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
 from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.kernel import OutMessage
+from bot.kernel import LruCache, OutMessage
 
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
+#: People remembered as having blocked the bot at most (the least recent forgotten first: only the notice's
+#: wording depends on it).
+MAX_BLOCKED_REMEMBERED = 50_000
 _T = TypeVar("_T")
 
 
@@ -81,6 +85,8 @@ async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
         raise Unreachable(str(exc)) from exc
     except BadRequest as exc:
         reason = str(exc).lower()
+        if "not enough rights" in reason:  # a member the group's admins forbade to post (or send that)
+            raise Unreachable(str(exc)) from exc
         if "not modified" in reason:
             raise NotModified(str(exc)) from exc
         if "not found" in reason or "can't be edited" in reason:
@@ -99,11 +105,23 @@ class TelegramTransport:
         self.on_moved: Callable[[int, int, OutMessage], Awaitable[None]] | None = None
         """Told of a post or edit refused because the chat moved (old id, new id, the view), before the call
         fails with :class:`ChatMoved`."""
+        self._blocked: LruCache[str, bool] = LruCache(MAX_BLOCKED_REMEMBERED)
 
     async def _moved(self, chat: str, moved: ChatMoved, message: OutMessage) -> None:
         """A call for ``chat`` was refused because it moved: tell :attr:`on_moved` (the call still fails)."""
         if self.on_moved is not None:
             await self.on_moved(self._id(chat), moved.new_chat_id, message)
+
+    def blocked(self, user_key: str) -> bool:
+        """Whether Telegram refused the last post to that person because they blocked the bot."""
+        return user_key in self._blocked
+
+    def _refused(self, chat: str, refusal: Unreachable | None) -> None:
+        """Remember whether ``chat`` (a person) refused a post because they blocked the bot."""
+        if refusal is not None and "blocked by the user" in str(refusal):
+            self._blocked.put(chat, True)
+        else:
+            self._blocked.pop(chat)
 
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is a Telegram key (``tg:<id>``)."""
@@ -119,10 +137,15 @@ class TelegramTransport:
     async def send(self, chat: str, message: OutMessage) -> str:
         """Post a new message (``sendDocument`` for a view with a file, its text the caption); its id."""
         try:
-            return await self._send(chat, message)
+            sent = await self._send(chat, message)
         except ChatMoved as moved:
             await self._moved(chat, moved, message)
             raise
+        except Unreachable as refusal:
+            self._refused(chat, refusal)
+            raise
+        self._refused(chat, None)
+        return sent
 
     async def _send(self, chat: str, message: OutMessage) -> str:
         if message.document is not None:

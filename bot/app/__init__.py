@@ -10,6 +10,9 @@
   commands about a chat, the hand history and the lessons;
 * :mod:`bot.app._chat_moves` — a chat that moved to a new key (a group upgraded to a supergroup): its table,
   language, leaderboard and history follow it;
+* :mod:`bot.app._pauses` — a chat the bot cannot reach (its table paused, then resumed or closed) and a
+  player who blocked the bot;
+* :mod:`bot.app._languages` — a chat's language (``/language``) and a person's own;
 * :mod:`bot.app._deps` — :class:`ServiceDeps`, what the service is wired with;
 * :mod:`bot.app._throttle` — how often one person may use commands in one chat.
 """

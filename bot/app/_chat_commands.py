@@ -219,6 +219,30 @@ class ChatCommands:
         """The language a chat reads: its ``/language``, else the default."""
         return await self.language_of(ChatRef(chat_key), None)
 
+    async def chosen_language(self, key: str) -> str | None:
+        """The language chosen with ``/language`` for a chat, a community or a person (their private chat's
+        key), if any; ``None`` too when the store cannot say now."""
+        try:
+            chosen = await self.deps.prefs.get_language(key)
+        except StoreUnavailable:
+            return None
+        return normalize_language(chosen) if chosen else None
+
+    async def preference(self, key: str, flag: str) -> bool:
+        """Whether ``key`` said yes to ``flag`` (no when the store cannot say now)."""
+        try:
+            return await self.deps.prefs.get_flag(key, flag)
+        except StoreUnavailable:
+            return False
+
+    async def set_preference(self, key: str, flag: str, on: bool) -> bool:
+        """Remember ``key``'s yes or no to ``flag``; whether it was kept (the store answered)."""
+        try:
+            await self.deps.prefs.set_flag(key, flag, on)
+        except StoreUnavailable:
+            return False
+        return True
+
     async def language_of(self, chat: ChatRef, user: UserRef | None) -> str:
         """The chat's ``/language``; without one, a private chat's user's own language, else the language the
         place declares, else the default."""

@@ -30,7 +30,9 @@ from bot.table import (
     NewCards,
     SeatTimedOut,
     SenaCaught,
+    TableAbandoned,
     TableContext,
+    TableResumed,
     TableShown,
 )
 from engine.hand_types import Phase
@@ -42,6 +44,10 @@ TIMEOUT_NOTICE = _("⏱ {name} ran out of time: a machine played for them.")
 AUTOPILOT_NOTICE = _("🤖 A machine keeps {name}'s seat until they play again.")
 LOBBY_EXPIRED = _("Nobody started the game in time: the table was closed.")
 CAUGHT = _("Caught! {name}'s seña: {sena}")
+RESUMED = _("I can post here again: the table goes on where it was.")
+ABANDONED = _(
+    "I could not post here for too long: the table was closed, without rating. Type /newgame for another one."
+)
 
 #: Table states whose current hand is drawn (a cancelled game closes its table and every private hand,
 #: drawn once more without buttons).
@@ -87,16 +93,18 @@ def drawn(ctx: TableContext, found: Before) -> Drawn:
 
     1. the lobby, while the table is one or has just stopped being one (drawn once more, without buttons);
     2. what each event shows, as it happened: a finished hand its last table and its showdown (and it is kept
-       and rated), a timeout or an expired lobby a notice, a caught seña the catcher's hand, hands asked for;
+       and rated), a timeout, an expired lobby, a pause's end a notice, a caught seña the catcher's hand,
+       hands asked for;
     3. the current hand's table, unless that hand is over (its showdown said it all; a cancelled game's is
        drawn once more, without buttons); then every private hand that shows something new, as new messages
-       after new cards — none after an answer to the presser alone ("My cards", a catch) or a closed catch
-       window.
+       after new cards — none after an answer to the presser alone ("My cards", a catch) or a closed window.
 
     1 and 3 only when the table changed or an event asks for it as it stands (the table shown, a catch window
-    closed). A table message begins a new message when this command dealt its hand (or asked for new ones).
-    """
+    closed). A table message begins a new message when this command dealt its hand (or asked for new ones, or
+    the table resumed). A paused table draws nothing: nothing could reach its chat."""
     table = ctx.table
+    if table.paused is not None:
+        return Drawn(())
     r = Renderer(table, ctx.match, ctx.now, turn_seconds=ctx.settings.turn_timeout)
     views: list[OutMessage] = []
     finished: list[HandFinished] = []
@@ -116,11 +124,9 @@ def drawn(ctx: TableContext, found: Before) -> Drawn:
                 views.extend(_hand_end(ctx, event, fresh=fresh_table))
                 fresh_table = False  # the next table message edits the one just drawn
                 finished.append(event)
-            case SeatTimedOut(seat=seat, autopilot=autopilot):
-                notice = AUTOPILOT_NOTICE if autopilot else TIMEOUT_NOTICE
-                views.append(r.notice(r.t.format(notice, name=table.seats[seat].name)))
-            case LobbyExpired():
-                views.append(r.notice(r.t.gettext(LOBBY_EXPIRED)))
+            case SeatTimedOut() | LobbyExpired() | TableResumed() | TableAbandoned():
+                views.extend(_notice(r, event))
+                fresh_table |= isinstance(event, TableResumed)  # posted afresh at the bottom of the chat
             case SenaCaught(catcher=catcher, maker=maker, sena=sena):
                 views.extend(_private_hands(r, (catcher,), fresh=False))  # it now names the seña
                 answer = CAUGHT, {"name": seat_name(table, maker), "sena": SENA_NAMES[sena]}
@@ -133,7 +139,7 @@ def drawn(ctx: TableContext, found: Before) -> Drawn:
                 views.extend(_private_hands(r, seats, fresh=fresh))
     if shown:
         if table.status is TableStatus.LOBBY or found.status is TableStatus.LOBBY:
-            views.insert(0, r.lobby())
+            views.insert(0, r.lobby(fresh=any(isinstance(e, TableResumed) for e in ctx.events)))
         hand = None if ctx.match is None else ctx.match.hand
         if table.status in _HAND_DRAWN and hand is not None:
             if not hand.over or table.status is TableStatus.CANCELLED:
@@ -141,6 +147,23 @@ def drawn(ctx: TableContext, found: Before) -> Drawn:
             if redraw_hands and (fresh_hands or private_signature(ctx) != found.hands):
                 views.extend(_private_hands(r, range(4), fresh=fresh_hands))
     return Drawn(tuple(views), answer, alert, _kept(finished, ctx.now), _won(finished))
+
+
+_Noticed = SeatTimedOut | LobbyExpired | TableResumed | TableAbandoned
+
+
+def _notice(r: Renderer, event: _Noticed) -> list[OutMessage]:
+    """The notice an event posts in the table's chat (none for a table abandoned out of its chat's reach)."""
+    match event:
+        case SeatTimedOut(seat=seat, autopilot=autopilot):
+            notice = AUTOPILOT_NOTICE if autopilot else TIMEOUT_NOTICE
+            return [r.notice(r.t.format(notice, name=r.table.seats[seat].name))]
+        case LobbyExpired():
+            return [r.notice(r.t.gettext(LOBBY_EXPIRED))]
+        case TableResumed():
+            return [r.notice(r.t.gettext(RESUMED))]
+        case TableAbandoned(told=told):
+            return [r.notice(r.t.gettext(ABANDONED))] if told else []
 
 
 def _private_hands(r: Renderer, seats: Iterable[int], *, fresh: bool) -> list[OutMessage]:

@@ -22,11 +22,12 @@ class Invitations:
         self._invited: set[tuple[str, str]] = set()
         """(user, table or ``rules:{chat}``) already invited from a group by this worker."""
 
-    async def invitation(self, user_key: str, table_id: str) -> Invitation | None:
-        """Whom to invite from the table's group, and to what, when a player cannot be written to privately.
+    async def invitation(self, user_key: str, table_id: str, *, blocked: bool = False) -> Invitation | None:
+        """Whom to invite from the table's group, and to what, when a player cannot be written to privately
+        (``blocked``: because they blocked the bot, which the invitation says).
 
         ``None`` when there is nobody to invite: no such table, a private table, a user not seated, or one
-        already invited to this table by this worker (a group is told once).
+        already invited to this table by this worker (a group is told once, until :meth:`forget`).
         """
         if (user_key, table_id) in self._invited:
             return None
@@ -38,7 +39,11 @@ class Invitations:
             return None
         self._remember_invited((user_key, table_id))
         invite: Invite = JoinSeat(table_id, seat) if table.status is TableStatus.LOBBY else SendHand(table_id)
-        return Invitation(table.chat, table_id, table.seats[seat].name, table.lang, invite)
+        return Invitation(table.chat, table_id, table.seats[seat].name, table.lang, invite, blocked)
+
+    def forget(self, user_key: str) -> None:
+        """The person can be written to again (they unblocked the bot): a later failure is told again."""
+        self._invited = {entry for entry in self._invited if entry[0] != user_key}
 
     async def rules_invitation(self, user_key: str, chat: str) -> str | None:
         """The language of a "read the full rules" invitation to post in ``chat`` (once per user and chat)."""

@@ -113,8 +113,9 @@ class LessonCommands:
         view = _view_of(lang, user.key, new, say(lang, LEARN_HINT) if hint else None)
         return Outcome(messages=(view,))
 
-    async def press(self, user: UserRef, token: Token) -> Outcome:
-        """A lesson button: checked against the presser's tag and progress, then one step at most."""
+    async def press(self, user: UserRef, token: Token, chat: ChatRef | None = None) -> Outcome:
+        """A lesson button: checked against the presser's tag and progress, then one step at most (wherever
+        it was pressed: ``chat`` changes nothing)."""
         lang = await self.learner_language(user)
         place = token.lesson_place()
         if place is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from functools import partial
 
 from bot.app._bus import Bus
 from bot.app._chat_commands import ChatCommands
@@ -21,15 +20,15 @@ from bot.app._deadline_work import DeadlineWork
 from bot.app._deps import ServiceDeps
 from bot.app._history_commands import HistoryCommands
 from bot.app._invitations import Invitations
+from bot.app._languages import Languages
 from bot.app._lesson_commands import LessonCommands
+from bot.app._pauses import Pauses
 from bot.app._unit_of_work import TableWork
-from bot.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, normalize_language, translator
+from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.kernel import (
     CHAT_SCOPE,
-    Button,
-    CatchSena,
     ChatRef,
     ExportMatch,
     Invite,
@@ -48,12 +47,10 @@ from bot.kernel import (
     TableStatus,
     Token,
     UserRef,
-    language_token,
     measured_command,
     read_token,
     record_press,
 )
-from bot.screens import Renderer
 from bot.store import ChatBusy, StoreUnavailable, TableExists
 from bot.table import (
     Answer,
@@ -61,9 +58,11 @@ from bot.table import (
     TableContext,
     TableShown,
     cancel_table,
+    dispatch_catch,
     dispatch_press,
     lang_for,
     new_table,
+    refuse_if_paused,
     say,
     start_game,
     take_seat,
@@ -73,11 +72,8 @@ log = logging.getLogger(__name__)
 _ = N_
 
 ALREADY_TABLE = _("There is already a table in this chat.")
-# Translators: {language} is the native name of the language the game is played in, e.g. "Euskara".
-GAME_KEEPS_LANGUAGE = _("The game in progress stays in {language}.")
 _REPOSTED_CAP = 10_000
 NO_TABLE = _("There is no table in this chat. Start one with /newgame.")
-UNKNOWN_LANGUAGE = _("Unknown language. Choose one of: {languages}")
 
 
 class Service:
@@ -87,10 +83,11 @@ class Service:
     one unit of work (load, one step, draw, one compare-and-set); :attr:`deadlines` fires due deadlines
     through it; :attr:`chats` answers the commands about a chat (``/leaderboard``, ``/stats``, ``/rules``,
     ``/help``, the act-once check and the throttle), :attr:`history` the hand history, :attr:`lessons`
-    ``/learn``, :attr:`invitations` whom to invite privately from a group and :attr:`moves` a chat that
-    moved to a new key (a Telegram group upgraded to a supergroup). A pressed button and an
-    invitation are routed by their type through one table each (:attr:`presses`, :attr:`invites`: the message
-    bus).
+    ``/learn``, :attr:`invitations` whom to invite privately from a group, :attr:`languages` a chat's and a
+    person's own language, :attr:`moves` a chat that moved to a new key (a Telegram group upgraded to a
+    supergroup) and :attr:`pauses` a chat the bot cannot reach (its table paused) or a player who blocked
+    it. A pressed button and an invitation are routed by their type through one table each
+    (:attr:`presses`, :attr:`invites`: the message bus).
     """
 
     def __init__(self, deps: ServiceDeps) -> None:
@@ -103,9 +100,11 @@ class Service:
         self.lessons = LessonCommands(deps)
         self.invitations = Invitations(self.tables, self.chats)
         self.moves = ChatMoves(deps, self.chats, lambda table_id: self.show_table(table_id))
+        self.languages = Languages(deps, self.tables, self.chats)
+        self.pauses = Pauses(deps, self.tables, self.invitations, self.show_hand)
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
-        self.presses.register(self._lesson_press, LessonChoice, OpenLesson)
+        self.presses.register(self.lessons.press, LessonChoice, OpenLesson)
         self.presses.register(self.history.press, OpenHand, ExportMatch)
         self.presses.register(self._language_press, SetLanguage)
         self.invites: Bus[Invite] = Bus(key=lambda invite: invite, fallback=self._rules_invite)
@@ -160,7 +159,8 @@ class Service:
             self._reposted.clear()
         self._reposted[table_id] = now
         shown = await self.show_table(table_id, user)
-        return Outcome(answer=say(lang, ALREADY_TABLE), messages=shown.messages, ok=False, table=table_id)
+        answer = shown.answer if shown.paused else say(lang, ALREADY_TABLE)
+        return Outcome(answer=answer, messages=shown.messages, ok=False, table=table_id, paused=shown.paused)
 
     async def new_machine_table(
         self,
@@ -210,6 +210,7 @@ class Service:
         hands: the asker's own, or (``every_hand``) every seated person's."""
 
         def step(ctx: TableContext) -> Answer:
+            refuse_if_paused(ctx)  # (nothing could reach its chat)
             ctx.record(TableShown(fresh))
             if ctx.table.status is not TableStatus.PLAYING:
                 return None
@@ -221,45 +222,42 @@ class Service:
 
         return await self.tables.run(table_id, user, step)
 
-    async def press(
-        self, user: UserRef, pressed: object, chat: ChatRef | None = None, *, shown_at: float | None = None
-    ) -> Outcome:
+    async def press(self, user: UserRef, pressed: object, chat: ChatRef | None = None) -> Outcome:
         """A button press, in ``chat`` when the platform says where: its token as the adapter parsed it where
         the press entered (``None``: it did not parse, a forged press), or the raw data of a surface that
         does not parse it itself (the terminal), parsed here once.
 
         Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
-        ``shown_at``: for a ⚡, when the presser's page showed the seña (its catch window counts from then).
         """
         started = time.perf_counter()
         token = pressed if isinstance(pressed, Token) else read_token(pressed)
         if token is None:
             lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
             outcome = Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
-        elif shown_at is not None and isinstance(token.command, CatchSena) and token.table != CHAT_SCOPE:
-            step = partial(dispatch_press, user=user, token=token, shown_at=shown_at)
-            outcome = await self.tables.run(token.table, user, step)
         else:
             outcome = await self.presses.handle(user, token, chat)
         action = "forged" if token is None else type(token.command).__name__
         record_press(action, outcome, time.perf_counter() - started)
         return outcome
 
+    async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
+        """A ⚡ on a surface that showed the seña late (a paced feed): its window counts from ``shown_at``."""
+        token = pressed if isinstance(pressed, Token) else read_token(pressed)
+        if token is None or token.table == CHAT_SCOPE or self.presses.handler_for(token) != self._table_press:
+            return await self.press(user, pressed)  # (not a table's button: a press like any other)
+        return await self.tables.run(token.table, user, dispatch_catch(user, token, shown_at))
+
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""
         if token.table == CHAT_SCOPE:  # a chat's button whose command has no handler of its own: forged
             return Outcome(answer=say(lang_for(user), msg.STALE_BUTTON), ok=False)
         outcome = await self.tables.run(token.table, user, lambda ctx: dispatch_press(ctx, user, token))
-        if outcome.ok or outcome.failed or outcome.table is None:
+        if outcome.ok or outcome.failed or outcome.table is None or outcome.paused:
             return outcome
         # A refused press may come from a screen that missed an edit (lost in a crash): redraw what the
         # table and the presser's hand show now. Where they show it already, delivery makes no call.
         current = await self.show_table(outcome.table, user, fresh=False)
         return replace(outcome, messages=outcome.messages + current.messages)
-
-    async def _lesson_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
-        """A lesson's button: the presser's lessons, not a table."""
-        return await self.lessons.press(user, token)
 
     async def _language_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """The language picker's button: the chat's language (only where the platform says which chat)."""
@@ -324,64 +322,24 @@ class Service:
 
         return await self.tables.run(table_id, user, step)
 
-    async def _chat_table(self, chat: ChatRef) -> str | None:
+    async def table_of_chat(self, chat: ChatRef) -> str | None:
+        """The id of the chat's open table (a lobby or a game), if any; ``StoreUnavailable`` if unknown."""
         return await self.deps.tables.table_for_chat(chat.key)
 
     @measured_command("cancel")
-    async def cancel(self, chat: ChatRef, user: UserRef) -> Outcome:
-        """``/cancel``: close the chat's table (creator, or a seated player if the creator is gone)."""
+    async def cancel(self, chat: ChatRef, user: UserRef, *, moderator: bool = False) -> Outcome:
+        """``/cancel``: close the chat's table (its creator, a seated player once they left, a moderator)."""
         try:
-            table_id = await self._chat_table(chat)
+            table_id = await self.table_of_chat(chat)
         except StoreUnavailable:
             return Outcome(answer=say(lang_for(user), msg.STORE_UNAVAILABLE), ok=False)
         if table_id is None:
             return Outcome(answer=say(lang_for(user), NO_TABLE), ok=False)
-        return await self.tables.run(table_id, user, lambda ctx: cancel_table(ctx, user))
+        return await self.tables.run(table_id, user, lambda ctx: cancel_table(ctx, user, moderator=moderator))
 
-    @measured_command("language")
     async def set_language(self, chat: ChatRef, user: UserRef, code: str | None) -> Outcome:
         """``/language xx``: the chat's language (also the active table's); without one, a picker."""
-        requested = (code or "").strip().lower()[:8]
-        if requested not in LANGUAGES:
-            lang = await self.chats.language_of(chat, user)
-            t = translator(lang)
-            text = t.gettext(msg.CHOOSE_LANGUAGE)
-            if requested:
-                names = ", ".join(f"{c} ({LANGUAGE_NAMES[c]})" for c in LANGUAGES)
-                text = f"{t.format(UNKNOWN_LANGUAGE, languages=names)}\n{text}"
-            buttons = [Button(LANGUAGE_NAMES[c], language_token(c)) for c in LANGUAGES]
-            picker = OutMessage(
-                slot="language",
-                text=text,
-                chat=chat.key,
-                fresh=True,
-                buttons=(tuple(buttons[:3]), tuple(buttons[3:])),
-            )
-            return Outcome(messages=(picker,), ok=not requested)
-        try:
-            await self.deps.prefs.set_language(chat.prefs_key, requested)
-            table_id = await self._chat_table(chat)
-        except StoreUnavailable:
-            return Outcome(answer=say(requested, msg.STORE_UNAVAILABLE), ok=False)
-        answer = say(requested, (msg.LANGUAGE_SET, {"language": LANGUAGE_NAMES[requested]}))
-        if table_id is None:
-            return Outcome(answer=answer)
-        table = await self.load_table(table_id)
-        if table is not None and table.status is TableStatus.PLAYING and table.seat_of(user.key) is None:
-            # Only the players change the game in progress; the chat's next tables get the new language.
-            kept = say(requested, (GAME_KEEPS_LANGUAGE, {"language": LANGUAGE_NAMES[table.lang]}))
-            return Outcome(answer=f"{answer} {kept}", table=table_id)
-
-        def step(ctx: TableContext) -> Answer:
-            ctx.table.lang = requested
-            if ctx.table.private:
-                for s in ctx.table.seats:
-                    s.lang = requested
-            ctx.changed = True
-            return None
-
-        outcome = await self.tables.run(table_id, user, step)
-        return Outcome(answer=answer, messages=outcome.messages, table=table_id)
+        return await self.languages.chat(chat, user, code)
 
 
 def _touch(ctx: TableContext) -> Answer:
@@ -393,8 +351,3 @@ def _touch(ctx: TableContext) -> Answer:
 def _private_chat(user: UserRef) -> ChatRef:
     """The user's private chat with the bot (on every platform, its key is the user's)."""
     return ChatRef(user.key, private=True, title=user.name)
-
-
-def lobby_renderer(table: TableState, now: float) -> Renderer:
-    """A renderer for a table without a match (used by adapters to draw a lobby)."""
-    return Renderer(table, None, now)

@@ -34,6 +34,7 @@ from bot.table import (
     Answer,
     Refusal,
     TableContext,
+    TablePaused,
     arm_deadline,
     catch_windows,
     lang_for,
@@ -70,6 +71,7 @@ class _Command:
         ok: bool = True,
         alert: bool = False,
         failed: bool = False,
+        paused: bool = False,
     ) -> Outcome:
         """The outcome at this command's table: ``answer`` in the command's language, and ``views``."""
         return Outcome(
@@ -79,6 +81,7 @@ class _Command:
             ok=ok,
             table=self.table_id,
             failed=failed,
+            paused=paused,
         )
 
 
@@ -162,7 +165,8 @@ class TableWork:
             # A refusal changes nothing (the flow refuses before it touches anything): keep the table.
             if not await self._confirmed(command, loaded):
                 return None
-            return command.outcome((refusal.msgid, dict(refusal.kwargs)), ok=False)
+            paused = isinstance(refusal, TablePaused)
+            return command.outcome((refusal.msgid, dict(refusal.kwargs)), ok=False, paused=paused)
         except MusError as exc:
             # The engine refused what the flow let through (a check it alone makes): a clear answer,
             # nothing written, and this copy dropped (the flow may have touched it before the engine).

@@ -25,10 +25,9 @@ to another worker's post is queued again once that worker's claim to post ran ou
 The platform is a :class:`~bot.delivery._transport.Transport` (send, edit, clear the buttons, delete) whose
 failures are typed: ``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` on a
 new message makes the chat's posts wait (its edits go on), on another call the lane waits, then sends the
-newest state; ``Unreachable`` (a user who blocked the bot, closed direct messages) marks the user and drops
-their private views without affecting the table; other refusals are logged and the view dropped. If the
-surfaces store fails, the view is dropped (logged); what the drawer decided before the failure still comes
-next.
+newest state; ``Unreachable`` for a user (blocked the bot, closed DMs) marks them and drops their private
+views, for a chat drops its views and pauses its table; other refusals are logged and the view dropped. If
+the surfaces store fails, the view is dropped (logged); what the drawer decided before still comes next.
 """
 
 from __future__ import annotations
@@ -97,8 +96,7 @@ class Delivery:
         ``on_unreachable`` hears of a private view that could not be delivered, to tell the table.
         ``new_messages`` says each chat's budget of new messages (``None``: none), which the lanes spend on
         the game first (:mod:`bot.delivery._budget`); an answer the chat got within ``repeat_window``
-        seconds is not posted again (:mod:`bot.delivery._answers`).
-        """
+        seconds is not posted again (:mod:`bot.delivery._answers`)."""
         self.transport = transport
         self.platform = platform
         """The platform's name in metrics (``telegram``, ``discord``)."""
@@ -106,6 +104,7 @@ class Delivery:
         """The platform part of the chat keys it delivers to (``tg``, ``dc``): its outbox's name."""
         watch_queue(self)
         self.on_unreachable = on_unreachable
+        self.on_chat_lost: Callable[[OutMessage], Awaitable[object]] | None = None  # pauses its table
         self.surfaces = surfaces
         self.min_interval = min_interval
         self.clock = clock
@@ -355,8 +354,7 @@ class Delivery:
             await asyncio.sleep(wait)
 
     async def _attempt(self, lane: Lane, item: Pending) -> float | None:
-        """Make one call; on a rate limit, put it back (unless newer state came, or it was tried too often)
-        and return the wait."""
+        """Make one call; on a rate limit, put it back (unless newer state came, or too often): the wait."""
         kind, message = item.kind, item.message
         try:
             if not isinstance(kind, ViewCall):
@@ -385,16 +383,18 @@ class Delivery:
 
     async def _unreachable(self, lane: Lane, message: OutMessage) -> None:
         """The chat cannot be written to: a user's private views are dropped, the user marked, the table
-        told."""
+        told; a chat's views are all dropped, its table paused (``on_chat_lost``): nothing is retried."""
         self.stats["blocked"] += 1
         PLATFORM_ERRORS.labels(self.platform, "unreachable").inc()
-        if message.user is not None:
-            lane.pending = [p for p in lane.pending if p.message.user is None]
+        private = message.user is not None
+        lane.pending = [p for p in lane.pending if private and p.message.user is None]
+        if private:
             with contextlib.suppress(StoreUnavailable):
                 await self.surfaces.set_reachable(lane.chat_id, False)
-            if self.on_unreachable is not None:
-                try:
-                    await self.on_unreachable(message)
-                except Exception:  # a notice must never break the lane
-                    log.exception("could not tell the table about an unreachable player")
+        tell = self.on_unreachable if private else self.on_chat_lost
+        try:
+            if tell is not None:
+                await tell(message)
+        except Exception:  # a notice must never break the lane
+            log.exception("could not tell the core about a chat that cannot be written to")
         log.info("chat %s cannot be written to", lane.chat_id, extra={"chat": lane.chat_id})

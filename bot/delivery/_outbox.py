@@ -34,6 +34,7 @@ def encode(message: OutMessage) -> str:
         "table": message.table,
         "origin": message.origin,
         "markdown": message.markdown,
+        "deadline": message.deadline,
     }
     return json.dumps(data, ensure_ascii=False)
 
@@ -52,6 +53,7 @@ def decode(raw: str | bytes) -> OutMessage:
         table=str(data["table"]),
         origin=data["origin"],
         markdown=bool(data["markdown"]),
+        deadline=float(data.get("deadline") or 0.0),  # (absent from what an older version wrote)
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
-from bot.kernel import OutMessage
+from bot.kernel import LruCache, OutMessage
 
 
 class ViewCall(enum.Enum):
@@ -147,25 +147,32 @@ def versioned(message: OutMessage) -> bool:
     return message.version > 0 and message.kept
 
 
-_LATEST_CAP = 50_000
+#: Slots whose newest queued view is remembered per worker: 50,000 active chats, then the idlest forgotten.
+LATEST_CAP = 50_000
 
 
 class LatestViews:
-    """The newest view queued for each kept slot (of a chat, a table): what the slot must end up showing."""
+    """The newest view queued for each kept slot (of a chat, a table): what the slot must end up showing.
 
-    def __init__(self) -> None:
-        """None yet."""
-        self._views: dict[tuple[str, str, str], OutMessage] = {}
+    Bounded (:data:`LATEST_CAP`, least recently queued forgotten first): a forgotten slot's older view, shown
+    by an adapter, is not replaced by the newest — the chat's next view draws the newest anyway.
+    """
+
+    def __init__(self, capacity: int = LATEST_CAP) -> None:
+        """None yet; at most ``capacity`` slots remembered."""
+        self._views: LruCache[tuple[str, str, str], OutMessage] = LruCache(capacity)
 
     def note(self, chat_id: str, message: OutMessage) -> None:
         """Remember ``message`` as the newest view queued for its slot, unless a newer one was (a late
         redraw, loaded before the last write)."""
         key = (chat_id, message.table, message.slot)
-        if not older_than(message, self._views.get(key, message)):
-            if len(self._views) >= _LATEST_CAP:
-                self._views.clear()  # at worst an adapter's older view is not replaced by the newest
-            self._views[key] = message
+        if not older_than(message, self._views.get(key) or message):
+            self._views.put(key, message)
 
     def get(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view queued for the slot of ``message``, if remembered."""
         return self._views.get((chat_id, message.table, message.slot))
+
+    def __len__(self) -> int:
+        """How many slots it remembers."""
+        return len(self._views)

@@ -1,6 +1,7 @@
 """What this worker last drew on each slot (:class:`ShownCache`), so that an unchanged view costs no call.
 
-A cache: losing it is harmless (at worst a few redundant edits, which the platform answers "not modified").
+A cache: losing an entry is harmless (at worst a redundant edit, which the platform answers "not modified"),
+so it is bounded (:data:`SHOWN_CAP` slots, the least recently drawn forgotten first).
 Other workers draw the same slots too, so a versioned view compares the version it remembers with the one the
 store last saw offered (:mod:`bot.delivery._drawing`).
 """
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.kernel import OutMessage
+from bot.kernel import LruCache, OutMessage
 
-_SHOWN_CAP = 50_000
+#: Slots remembered per worker (about 1 KB each): 50,000 active chats, then the idlest are forgotten.
+SHOWN_CAP = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +37,9 @@ class Shown:
 class ShownCache:
     """What each slot (``(chat, table, slot)``) shows now, as this worker drew it."""
 
-    def __init__(self) -> None:
-        """Empty: nothing drawn yet."""
-        self._shown: dict[tuple[str, str, str], Shown] = {}
+    def __init__(self, capacity: int = SHOWN_CAP) -> None:
+        """Empty: nothing drawn yet; at most ``capacity`` slots remembered."""
+        self._shown: LruCache[tuple[str, str, str], Shown] = LruCache(capacity)
 
     def get(self, chat_id: str, message: OutMessage) -> Shown | None:
         """What this worker last drew on the slot of ``message``, if it remembers."""
@@ -45,7 +47,7 @@ class ShownCache:
 
     def forget(self, chat_id: str, message: OutMessage) -> None:
         """The slot's message was changed behind this cache (an adapter, or another worker, drew on it)."""
-        self._shown.pop(_key(chat_id, message), None)
+        self._shown.pop(_key(chat_id, message))
 
     def remember(
         self, chat_id: str, message: OutMessage, message_id: str | None = None, *, version: int | None = None
@@ -53,12 +55,14 @@ class ShownCache:
         """The slot shows what ``message`` shows now, of its table version unless ``version`` says another
         (and on message ``message_id``, when known: else on the one remembered)."""
         key = _key(chat_id, message)
-        if len(self._shown) >= _SHOWN_CAP:
-            self._shown.clear()  # a cache: at worst a few redundant edits, answered "not modified"
         if message_id is None and (previous := self._shown.get(key)) is not None:
             message_id = previous.message_id
         shown_version = message.version if version is None else version
-        self._shown[key] = Shown(_content(message), shown_version, message_id)
+        self._shown.put(key, Shown(_content(message), shown_version, message_id))
+
+    def __len__(self) -> int:
+        """How many slots it remembers."""
+        return len(self._shown)
 
 
 def _key(chat_id: str, message: OutMessage) -> tuple[str, str, str]:

@@ -21,12 +21,14 @@ from bot.i18n.markers import N_
 from bot.kernel import TableState
 from bot.screens import (
     LANCE_NAMES,
+    SCORE,
     cards_label,
     count_lines,
     hand_summary,
     labelled,
     lance_lines,
     mus_lines,
+    named_score,
     result_words,
     seat_name,
     stopped_line,
@@ -46,12 +48,12 @@ SUMMARY_LANCE = _("{how} → {team} +{n}")
 SUMMARY_LANCE_NOBODY = _("{how} → nobody")
 SUMMARY_LANCE_ORDAGO = _("{how} → {team}")
 # Translators: the first line of a hand in the history: its number and the score after it.
-SUMMARY_HAND = _("Hand {n} · {a}–{b}")
+SUMMARY_HAND = _("Hand {n} · {team_a} {a}–{b} {team_b}")
 STORY_TITLE = _("📜 Hand {n} · {title}")
 STORY_MANO = _("Mano: {name}")
 STORY_DEALT = _("Dealt:")
 STORY_SHOWN = _("At the end:")
-STORY_SCORE_BEFORE = _("Score before the hand: {a} – {b}")
+STORY_SCORE_BEFORE = _("Score before the hand: {team_a} {a} – {b} {team_b}")
 EXPORT_TITLE = _("Mus · {title} · {hands} hands kept")
 
 
@@ -76,9 +78,7 @@ def summary_lines(t: Translator, kept: KeptHand) -> list[str]:
     """A hand in two lines: its number and the score after it (and what it won), then each lance."""
     table = kept.table_state(t.lang)
     target = kept.record.target
-    head = t.format(
-        SUMMARY_HAND, n=kept.hand_no, a=min(kept.scores[0], target), b=min(kept.scores[1], target)
-    )
+    head = named_score(t, table, SUMMARY_HAND, kept.scores, target, n=kept.hand_no)
     won = _results(t, table, kept)
     parts = []
     for lance in kept.lances:
@@ -133,7 +133,7 @@ def story_lines(t: Translator, kept: KeptHand) -> list[str]:
     view = hand.view_for(0)  # over: what it holds beyond seat 0's own cards is public now
     target = kept.record.target
     start = kept.record.scores
-    lines = [_header(t, kept), t.format(STORY_SCORE_BEFORE, a=min(start[0], target), b=min(start[1], target))]
+    lines = [_header(t, kept), named_score(t, table, STORY_SCORE_BEFORE, start, target)]
     lines.append(t.format(STORY_MANO, name=seat_name(table, hand.mano)))
     lines.append(t.gettext(STORY_DEALT))
     for seat in hand.speaking_order():
@@ -150,9 +150,7 @@ def story_lines(t: Translator, kept: KeptHand) -> list[str]:
     if stopped is not None:
         lines.append(stopped)
     if hand.ordago is None:
-        lines.append(
-            t.format(N_("Score: {a} – {b}"), a=min(hand.scores[0], target), b=min(hand.scores[1], target))
-        )
+        lines.append(named_score(t, table, SCORE, hand.scores, target))
     lines.extend(_results(t, table, kept))
     return lines
 

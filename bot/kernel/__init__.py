@@ -7,7 +7,8 @@ and metrics.
 * :mod:`bot.kernel._tokens` — button tokens: made, and parsed once into typed commands;
 * :mod:`bot.kernel._invites` — deep links that bring a player to the bot privately;
 * :mod:`bot.kernel._names` — player names cleaned and isolated for display, and the machine seats' names;
-* :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels).
+* :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels);
+* :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches.
 """
 
 from bot.kernel._invites import (
@@ -22,6 +23,7 @@ from bot.kernel._invites import (
     parse_invite,
     rules_link_text,
 )
+from bot.kernel._lru import LruCache
 from bot.kernel._metrics import (
     DEADLINE_LAG,
     DELIVERY_DROPPED,
@@ -29,6 +31,8 @@ from bot.kernel._metrics import (
     PLATFORM_ERRORS,
     RATE_LIMITED,
     RETRY_AFTER,
+    SHARD_EVENTS,
+    SHARDS_DOWN,
     STORE_ERRORS,
     TABLES_LIVE,
     WEBHOOK_PENDING,
@@ -96,6 +100,8 @@ __all__ = [
     "PLATFORM_ERRORS",
     "RATE_LIMITED",
     "RETRY_AFTER",
+    "SHARDS_DOWN",
+    "SHARD_EVENTS",
     "STORE_ERRORS",
     "TABLES_LIVE",
     "TARGET_CHOICES",
@@ -112,6 +118,7 @@ __all__ = [
     "JoinSeat",
     "LessonChoice",
     "LobbyAction",
+    "LruCache",
     "MakeSena",
     "OpenHand",
     "OpenLesson",

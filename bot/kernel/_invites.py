@@ -21,6 +21,10 @@ _ = N_
 
 INVITE = _("{name}, I cannot write to you yet: open a private chat with me to get your cards: {link}")
 RULES_LINK = _("Open a private chat with me to read the full rules: {link}")
+BLOCKED = _(
+    "{name}, you blocked me, so your cards cannot reach you. Unblock me in our private chat to get them "
+    "(the game goes on meanwhile): {link}"
+)
 
 _JOIN_RE = re.compile(r"^j(?P<table>[a-z0-9]{8})(?P<seat>[0-3])$")
 _HAND_RE = re.compile(r"^h(?P<table>[a-z0-9]{8})$")
@@ -104,10 +108,13 @@ class Invitation:
     name: str
     lang: str
     invite: Invite
+    blocked: bool = False
+    """The player blocked the bot (the notice asks them to unblock it, not to open it)."""
 
     def text(self, link: str) -> str:
         """The group notice, with the adapter's link."""
-        return translator(self.lang).format(INVITE, name=isolate(self.name), link=link)
+        notice = BLOCKED if self.blocked else INVITE
+        return translator(self.lang).format(notice, name=isolate(self.name), link=link)
 
 
 def rules_link_text(lang: str, link: str) -> str:

@@ -18,10 +18,14 @@ files). Names start with ``mus_``:
 - ``mus_store_errors_total`` — Redis calls that failed (unreachable, timed out);
 - ``mus_platform_last_heard_timestamp_seconds{platform}`` — when a platform last answered (a deaf bot's age),
   and ``mus_telegram_webhook_pending_updates`` — what Telegram holds for the webhook;
+- ``mus_gateway_shard_events_total{platform, shard, event}`` — a platform's gateway connections (Discord's
+  shards): ``connect`` (a new session), ``resume`` (the session kept), ``disconnect`` (once per outage), and
+  ``mus_gateway_shards_down{platform}`` — this process's shards not connected now (readiness is false then);
 - ``mus_build_info{version, python}`` — always 1: which musbot and which Python this process runs (a rolling
   upgrade shows its workers' versions side by side).
 
-Labels are bounded: command and action names, platforms, reasons, a version; never a chat, user or table id.
+Labels are bounded: command and action names, platforms, reasons, shard numbers, a version; never a chat,
+user or table id.
 """
 
 from __future__ import annotations
@@ -68,6 +72,14 @@ LAST_HEARD = Gauge(
 )
 WEBHOOK_PENDING = Gauge(
     "mus_telegram_webhook_pending_updates", "Updates Telegram holds for this bot's webhook (getWebhookInfo)"
+)
+SHARD_EVENTS = Counter(
+    "mus_gateway_shard_events_total",
+    "Gateway connections of a platform's shards: connect, resume, disconnect (once per outage)",
+    ["platform", "shard", "event"],
+)
+SHARDS_DOWN = Gauge(
+    "mus_gateway_shards_down", "Gateway shards of this process that are not connected now", ["platform"]
 )
 BUILD_INFO = Gauge(
     "mus_build_info", "The musbot and Python versions this process runs (always 1)", ["version", "python"]

@@ -188,6 +188,10 @@ class TableState(BaseModel):
     """Where the current hand stands in the match."""
     reported_hand: int = 0
     """The last hand whose end was reported (showdown, leaderboard), so it is reported once."""
+    paused: float | None = None
+    """When the bot lost its way into the table's chat (removed from it, or no right to post there): the table
+    waits, with no deadline but the one that closes it, until the chat is back (:mod:`bot.table._pause`);
+    ``None`` while it plays."""
     since: dict[str, int] = Field(default_factory=dict)
     """For each kept slot where it is shown (:attr:`bot.kernel._views.OutMessage.slot_key`), the version at
     which its current message began: every later view of the slot carries it (``OutMessage.since``)."""

@@ -56,6 +56,9 @@ class OutMessage:
     document: tuple[str, str] | None = None
     """A file to send with the view: its name and its (text) content; the view's text is its caption.
     Always a new message (a platform cannot edit a file into a text message)."""
+    deadline: float = 0.0
+    """When the person on turn must have acted (Unix time), 0 when no clock runs: the text says how long a
+    turn is (``⏱ 60 s``); a surface that can draw a live countdown counts down to this instead."""
 
     @property
     def private(self) -> bool:
@@ -90,7 +93,9 @@ class OutMessage:
             if document is not None:
                 name, content = document
                 document = (str(name), str(content))
-            return cls(**fields, buttons=buttons, document=document)
+            # A field a newer version added is left out: a view written by it still shows here.
+            known = {name: value for name, value in fields.items() if name in cls.__slots__}
+            return cls(**known, buttons=buttons, document=document)
         except (TypeError, KeyError, ValueError) as exc:  # (a JSONDecodeError is a ValueError)
             raise ValueError(f"not a stored view: {exc}") from exc
 
@@ -109,3 +114,7 @@ class Outcome:
     table: str | None = None
     failed: bool = False
     """The store (or something unexpected) failed: nothing was written; worth retrying later."""
+    paused: bool = False
+    """Refused because the table is paused: the bot could not reach its chat. An adapter that knows the chat
+    is reachable again (the press came from there, with the rights to post) resumes it
+    (:attr:`bot.app.Service.pauses`)."""

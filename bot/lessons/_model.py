@@ -29,8 +29,44 @@ ENGINE_WORDS: Final = frozenset(
 #: What a question may ask (the engine computes the answer: :func:`bot.lessons._play.engine_answer`).
 ASKS: Final = frozenset(
     {"rey", "as", "total", "pares_kind", "grande", "chica", "pares", "juego", "punto", "winner", "decided"}
-    | {"deje", "caught"}
+    | {"deje", "caught", "paid"}
 )
+#: What a lesson can teach (its ``teaches``), and the topic of each question and of each move a step asks
+#: for: nothing is asked before a lesson taught it.
+TOPICS: Final = frozenset(
+    {"cards", "points", "mus", "discard", "grande", "paso", "envido", "chica", "mano", "pares", "juego"}
+    | {"punto", "quiero", "deje", "ordago", "count", "senas", "catch"}
+)
+_ASK_TOPICS: Final = {
+    "rey": {"cards"},
+    "as": {"cards"},
+    "total": {"points"},
+    "pares_kind": {"pares"},
+    "grande": {"grande"},
+    "chica": {"chica", "mano"},
+    "pares": {"pares"},
+    "juego": {"juego"},
+    "punto": {"punto"},
+    "winner": {"count"},
+    "decided": {"count"},
+    "paid": {"count"},
+    "deje": {"deje"},
+    "caught": {"senas", "catch"},
+}
+_WORD_TOPICS: Final = {
+    "mus": {"mus"},
+    "no_mus": {"mus"},
+    "discard": {"discard"},
+    "paso": {"paso"},
+    "envido": {"envido"},
+    "sube": {"envido"},
+    "quiero": {"quiero"},
+    "no_quiero": {"quiero"},
+    "ordago": {"ordago"},
+    "sena": {"senas"},
+    "catch": {"catch"},
+    "skip": {"catch"},
+}
 #: What a step's ``expect`` may check after the right choice and its ``then`` moves.
 EXPECT_KEYS: Final = frozenset({"phase", "deje", "lance", "team", "ordago_team", "winner"})
 _SHOWS: Final = frozenset({"own", "all"})
@@ -63,6 +99,13 @@ class Step:
         """Whether the choices are moves of the learner's seat (not answers to a question)."""
         return self.ask is None
 
+    @property
+    def topics(self) -> frozenset[str]:
+        """What the learner must have been taught to decide this step (see :data:`TOPICS`)."""
+        if self.ask is not None:
+            return frozenset(_ASK_TOPICS[self.ask])
+        return frozenset(t for c in self.choices for t in _WORD_TOPICS.get(c.split(" ", 1)[0], ()))
+
 
 @dataclass(frozen=True, slots=True)
 class Deal:
@@ -81,6 +124,8 @@ class Lesson:
     number: int
     key: str
     deals: tuple[Deal, ...]
+    teaches: frozenset[str] = frozenset()
+    """The topics this lesson teaches (:data:`TOPICS`)."""
 
     @property
     def steps(self) -> tuple[tuple[Deal, Step], ...]:
@@ -120,6 +165,8 @@ def _step(raw: Mapping[str, Any], where: str) -> Step:
     ask = raw.get("ask")
     if ask is not None and ask not in ASKS:
         raise LessonDataError(f"{where}: unknown question {ask!r}")
+    if ask in ("deje", "paid") and raw.get("lance") not in ("grande", "chica", "pares", "juego", "punto"):
+        raise LessonDataError(f"{where}: a {ask} question names its lance")
     if ask is None and not is_engine_word(raw["right"]):
         raise LessonDataError(f"{where}: a step without a question has a move as its right choice")
     expect = raw.get("expect", {})
@@ -183,7 +230,11 @@ def parse_lessons(text: str) -> tuple[Lesson, ...]:
         deals = raw.get("deal", [])
         if not deals:
             raise LessonDataError(f"lesson {number}: at least one deal")
-        lessons.append(Lesson(number, key, tuple(_deal(d, f"{key}.deal[{i}]") for i, d in enumerate(deals))))
+        teaches = raw.get("teaches", [])
+        if not isinstance(teaches, list) or not set(teaches) <= TOPICS:
+            raise LessonDataError(f"lesson {key}: `teaches` lists topics among {sorted(TOPICS)}")
+        deals_read = tuple(_deal(d, f"{key}.deal[{i}]") for i, d in enumerate(deals))
+        lessons.append(Lesson(number, key, deals_read, frozenset(teaches)))
     if len({lesson.key for lesson in lessons}) != len(lessons):
         raise LessonDataError("two lessons share a key")
     return tuple(lessons)

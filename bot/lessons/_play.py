@@ -112,6 +112,8 @@ def engine_answer(step: Step, hand: Hand) -> str | None:
     if ask == "deje":
         result = hand.results.get(Lance(step.lance or ""))
         return None if result is None else f"stones {result.deje}"
+    if ask == "paid":  # what the count paid for the lance (a refused bet's deje was paid before it)
+        return f"stones {sum(line.stones for line in hand.count_lines if line.lance.value == step.lance)}"
     if ask == "caught":
         caught = [c for c in hand.catches if c.seat == LEARNER]
         return f"signal {hand.senas[caught[-1].sena_index].sena.value}" if caught else None

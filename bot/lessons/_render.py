@@ -56,6 +56,7 @@ TEAM_US = _("Your team")
 TEAM_THEM = _("The rivals")
 TRY_AGAIN = _("Try again.")
 LESSON_DONE = _("🎓 Lesson {n} done: {title}.")
+# Translators: /newgame is said in each surface's own terms (a terminal shows the command that plays).
 ALL_DONE = _("🎓 You have done all ten lessons. Now play a game: /newgame.")
 NEXT_LESSON = _("Next lesson ▶")
 AGAIN = _("Once more ↺")
@@ -175,7 +176,10 @@ def step_text(
     lines.extend(move_lines(t, hand, pos.shown_from))
     lines.extend(sena_lines(t, hand))
     if hand.start_scores != (0, 0) or hand.over:
-        us, them = hand.scores[LEARNER % 2], hand.scores[1 - LEARNER % 2]
+        # A question about the hand is asked before its count: the stones as they stood when the hand began
+        # (the count's would give the answer away, and disagree with the question's own words).
+        scores = hand.start_scores if not pos.step.plays else hand.scores
+        us, them = scores[LEARNER % 2], scores[1 - LEARNER % 2]
         lines.append(t.format(SCORE_LINE, us=us, them=them, target=hand.config.target))
     lines.append("")
     lines.append(words.steps[index].say)

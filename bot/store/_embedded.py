@@ -57,8 +57,9 @@ from typing import Any, Literal, Self
 
 import redis.exceptions
 
-from bot.store._processes import pid_alive, process_start_time, terminate
+from bot.store._processes import owner_alive, pid_alive, process_start_time, same_dir, terminate
 from bot.store._redis_server import EmbeddedRedisError, probe_client, redis_server_binary, start_server
+from bot.store._save_check import SaveRepair, record_save, start_checked
 
 __all__ = ["EmbeddedRedis"]
 
@@ -126,6 +127,9 @@ class EmbeddedRedis:
         self._url: str | None = None
         self._pid: int | None = None
         self._reused = False
+        self.repair: SaveRepair | None = None
+        """A damaged save this instance found and repaired before its server loaded it (see
+        :mod:`bot.store._save_check`)."""
         self._guard = threading.RLock()  # start/revive (the watchdog's thread) against stop
 
     # -- state -------------------------------------------------------------------------------------------
@@ -187,7 +191,7 @@ class EmbeddedRedis:
                         )
                     self._url, self._pid, self._reused = url, pid, True
                     return self
-                self._spawn(executable, self.port)
+                self._spawn_checked(executable, self.port)
             return self
 
     def revive(self) -> bool:
@@ -213,7 +217,7 @@ class EmbeddedRedis:
                     return True
                 self._drop_process()
                 port = None if self.transport == "unix" else int(url.rsplit(":", 1)[1].split("/")[0])
-                self._spawn(executable, port)
+                self._spawn_checked(executable, port)
             return True
 
     def _drop_process(self) -> None:
@@ -252,11 +256,11 @@ class EmbeddedRedis:
             if served is None:
                 continue
             served_dir, pid = served
-            if not _same_dir(Path(served_dir), self.data_dir):
+            if not same_dir(Path(served_dir), self.data_dir):
                 if url.startswith("unix://"):
                     raise EmbeddedRedisError(f"{url} is served by a Redis whose dir is {served_dir}")
                 continue  # the port was taken over by another server: not ours
-            if recorded is not None and recorded.get("pid") in (pid, None) and _owner_alive(recorded):
+            if recorded is not None and recorded.get("pid") in (pid, None) and owner_alive(recorded):
                 return url, pid
             self._stop_orphan(url, pid)
         state_path.unlink(missing_ok=True)
@@ -296,6 +300,21 @@ class EmbeddedRedis:
                 deadline = time.monotonic() + self.stop_timeout
             time.sleep(0.02)
 
+    def _spawn_checked(self, executable: Path, fixed_port: int | None) -> None:
+        """Start a server on a save checked first (repaired and told if damaged: :attr:`repair`)."""
+        if not self.appendonly:
+            self._spawn(executable, fixed_port)
+            return
+        repair = start_checked(self.data_dir, lambda: self._spawn(executable, fixed_port))
+        if repair is not None:
+            self.repair = repair
+            log.warning(
+                "the save in %s was damaged (%s) and is kept as %s",
+                self.data_dir,
+                repair.damage,
+                repair.kept_aside,
+            )
+
     def _spawn(self, executable: Path, fixed_port: int | None) -> None:
         process, url = start_server(
             executable,
@@ -327,6 +346,8 @@ class EmbeddedRedis:
             f"port {port}",
             f"appendonly {'yes' if self.appendonly else 'no'}",
             'appendfilename "appendonly.aof"',
+            # Plain writes only, which bot.store._save_check can read before a start (no RDB preamble).
+            "aof-use-rdb-preamble no",
             # Written to the kernel before each reply, fsynced every second: a killed server or bot loses
             # nothing acknowledged; a crash of the machine, at most the last second.
             "appendfsync everysec",
@@ -353,6 +374,9 @@ class EmbeddedRedis:
             if process is None:
                 return
             terminate(process, self.stop_timeout)
+            if self.appendonly:
+                with contextlib.suppress(OSError):
+                    record_save(self.data_dir)  # what a later start must find at least (_save_check)
             state_path = self.data_dir / STATE_NAME
             with contextlib.suppress(OSError, ValueError):
                 if json.loads(state_path.read_text()).get("pid") == process.pid:
@@ -372,18 +396,3 @@ class EmbeddedRedis:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def _owner_alive(state: Mapping[str, Any]) -> bool:
-    """Whether the process recorded as the owner of a server still runs."""
-    owner, started = state.get("owner"), state.get("owner_start")
-    if not isinstance(owner, int):
-        return False  # written by a version that did not record owners: nobody will stop it
-    return pid_alive(owner, started if isinstance(started, int) else None)
-
-
-def _same_dir(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:
-        return False

@@ -1,4 +1,5 @@
-"""Small per-chat and per-user preferences (the chat's language), in Redis or in memory."""
+"""Small per-chat and per-user preferences (the chat's language, a person's yes/no choices), in Redis or in
+memory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from bot.store._redis_client import AnyRedis, unavailable_errors
 
 
 class PreferencesStore(Protocol):
-    """Remembers a language per chat (or per user for private chats)."""
+    """Remembers a language per chat (or per user for private chats), and yes/no choices per key."""
 
     async def get_language(self, key: str) -> str | None:
         """The language chosen for a chat or user key, if any."""
@@ -23,6 +24,15 @@ class PreferencesStore(Protocol):
         """A chat moved from key ``old`` to ``new`` (a group upgraded to a supergroup): the language chosen
         for ``old`` becomes ``new``'s, unless ``new`` has one of its own already (kept), and ``old`` forgets
         it. Atomic; doing it again changes nothing."""
+        ...
+
+    async def get_flag(self, key: str, flag: str) -> bool:
+        """Whether ``key`` (a user, a chat) said yes to ``flag`` (e.g. ``dms``: private views by direct
+        message); no by default."""
+        ...
+
+    async def set_flag(self, key: str, flag: str, on: bool) -> None:
+        """Remember ``key``'s yes or no to ``flag``."""
         ...
 
 
@@ -39,12 +49,14 @@ return 1
 
 
 class RedisPreferences:
-    """Preferences as one Redis hash ``{prefix}prefs:lang`` (key → language)."""
+    """Preferences as one Redis hash ``{prefix}prefs:lang`` (key → language), and a set
+    ``{prefix}prefs:flag:{flag}`` per yes/no choice (the keys that said yes)."""
 
     def __init__(self, redis: AnyRedis, prefix: str = DEFAULT_PREFIX) -> None:
         """Use ``redis`` (not owned) under ``prefix``."""
         self._redis = redis
         self._key = f"{prefix}prefs:lang"
+        self._prefix = prefix
         self._move = redis.register_script(_LUA_MOVE)
 
     async def get_language(self, key: str) -> str | None:
@@ -65,6 +77,20 @@ class RedisPreferences:
         with unavailable_errors():
             await self._move(keys=[self._key], args=[old, new])
 
+    async def get_flag(self, key: str, flag: str) -> bool:
+        """Whether ``key`` is in ``flag``'s set."""
+        with unavailable_errors():
+            return bool(await self._redis.sismember(f"{self._prefix}prefs:flag:{flag}", key))
+
+    async def set_flag(self, key: str, flag: str, on: bool) -> None:
+        """Add ``key`` to ``flag``'s set, or remove it."""
+        name = f"{self._prefix}prefs:flag:{flag}"
+        with unavailable_errors():
+            if on:
+                await self._redis.sadd(name, key)
+            else:
+                await self._redis.srem(name, key)
+
 
 class MemoryPreferences:
     """In-process preferences, for unit tests."""
@@ -72,6 +98,7 @@ class MemoryPreferences:
     def __init__(self) -> None:
         """Empty preferences."""
         self.languages: dict[str, str] = {}
+        self.flags: dict[str, set[str]] = {}
 
     async def get_language(self, key: str) -> str | None:
         """The language chosen for ``key``, if any."""
@@ -86,3 +113,15 @@ class MemoryPreferences:
         lang = self.languages.pop(old, None)
         if lang is not None:
             self.languages.setdefault(new, lang)
+
+    async def get_flag(self, key: str, flag: str) -> bool:
+        """Whether ``key`` said yes to ``flag``."""
+        return key in self.flags.get(flag, set())
+
+    async def set_flag(self, key: str, flag: str, on: bool) -> None:
+        """Remember ``key``'s yes or no to ``flag``."""
+        keys = self.flags.setdefault(flag, set())
+        if on:
+            keys.add(key)
+        else:
+            keys.discard(key)

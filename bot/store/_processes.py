@@ -15,12 +15,20 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-__all__ = ["die_with_parent", "pid_alive", "popen", "process_start_time", "terminate"]
+__all__ = [
+    "die_with_parent",
+    "owner_alive",
+    "pid_alive",
+    "popen",
+    "process_start_time",
+    "same_dir",
+    "terminate",
+]
 
 
 def process_start_time(pid: int) -> int | None:
@@ -115,3 +123,19 @@ def terminate(process: subprocess.Popen[bytes], timeout: float) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def owner_alive(state: Mapping[str, Any]) -> bool:
+    """Whether the process recorded as the owner of a server still runs."""
+    owner, started = state.get("owner"), state.get("owner_start")
+    if not isinstance(owner, int):
+        return False  # written by a version that did not record owners: nobody will stop it
+    return pid_alive(owner, started if isinstance(started, int) else None)
+
+
+def same_dir(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are the same directory (``False`` if either cannot be looked at)."""
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False

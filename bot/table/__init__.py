@@ -6,12 +6,14 @@ and the deadline the table waits for.
 * :mod:`bot.table._events` — what a step records as it goes (a hand dealt or finished, a seat timed out, a
   seña made or caught…): what is drawn, kept and rated is made from them, after the step;
 * :mod:`bot.table._steps` — :func:`dispatch_press`: a parsed button checked against the table, then one step
-  (one table from the command's type to its step);
+  (one table from the command's type to its step); :func:`dispatch_catch`, a ⚡ whose window counts from when
+  the surface showed the seña;
 * :mod:`bot.table._lobby` — seats, options, start, cancel;
 * :mod:`bot.table._flow` — turn actions, the amount picker, discards, señas and catches;
 * :mod:`bot.table._autoplay` — machine seats, queued discards, the end of a hand, the next deal;
 * :mod:`bot.table._timers` — the one deadline a table waits for, the catch windows, and what happens when
-  they fire.
+  they fire;
+* :mod:`bot.table._pause` — a table whose chat the bot cannot reach: paused, then resumed or closed.
 
 Nothing here touches a store, draws a view or keeps a hand: :mod:`bot.app` loads, runs a step, makes what its
 events say and writes.
@@ -36,11 +38,14 @@ from bot.table._events import (
     NewCards,
     SeatTimedOut,
     SenaCaught,
+    TableAbandoned,
+    TableResumed,
     TableShown,
 )
 from bot.table._flow import NOT_NOW
 from bot.table._lobby import cancel_table, new_table, start_game, take_seat
-from bot.table._steps import dispatch_press
+from bot.table._pause import TablePaused, pause, refuse_if_paused, resume
+from bot.table._steps import dispatch_catch, dispatch_press
 from bot.table._timers import arm_deadline, catch_windows, fire_deadline
 
 __all__ = [
@@ -57,16 +62,23 @@ __all__ = [
     "Refusal",
     "SeatTimedOut",
     "SenaCaught",
+    "TableAbandoned",
     "TableContext",
+    "TablePaused",
+    "TableResumed",
     "TableShown",
     "arm_deadline",
     "cancel_table",
     "catch_windows",
+    "dispatch_catch",
     "dispatch_press",
     "fire_deadline",
     "lang_for",
     "load_context",
     "new_table",
+    "pause",
+    "refuse_if_paused",
+    "resume",
     "say",
     "start_game",
     "take_seat",

@@ -71,6 +71,9 @@ class FlowSettings:
     catch_window: float = 3.0
     lobby_timeout: float = 900.0
     timeouts_to_autopilot: int = 2
+    pause_limit: float = 86400.0
+    """How long a paused table (its chat out of the bot's reach) waits for the chat to come back before it
+    is closed (:mod:`bot.table._pause`)."""
 
 
 @dataclass

@@ -108,6 +108,20 @@ class HandsShown:
     fresh: bool
 
 
+@dataclass(frozen=True, slots=True)
+class TableResumed:
+    """The bot reaches the chat of a paused table again, in time: the table goes on where it was, posted
+    afresh, with fresh deadlines."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableAbandoned:
+    """A paused table was closed without rating: its chat stayed out of reach too long (``told``: the bot
+    reaches the chat again, and says so there)."""
+
+    told: bool
+
+
 #: Anything a step may record.
 Event = (
     HandDealt
@@ -121,4 +135,6 @@ Event = (
     | CatchWindowClosed
     | TableShown
     | HandsShown
+    | TableResumed
+    | TableAbandoned
 )

@@ -35,10 +35,6 @@ DISCARD_QUEUED = _("Discard confirmed.")
 STALE_CARD = _("That card is no longer in your hand.")
 PICKER_OPEN = _("Every amount is in your private hand.")
 
-#: The longest after a seña's making that a surface may have shown it and still have its catch window counted
-#: from that showing (a page paces a run of moves ~0.7 s each; a run never takes this long).
-MAX_SHOWN_LAG = 20.0
-
 
 def act(ctx: TableContext, user: UserRef, token: Token, action: Action) -> None:
     """A turn action from a button: seated, on turn, drawn for this very step, legal."""
@@ -133,19 +129,10 @@ def make_sena(ctx: TableContext, user: UserRef, name: str) -> str:
     return SENA_MADE
 
 
-def shown_catch_time(made_at: float, shown_at: float, now: float) -> float:
-    """When a catch pressed at ``now`` counts as made, for a surface that showed the seña at ``shown_at``: as
-    long after the seña as the person took after seeing it. The showing is bounded by the seña's making,
-    :data:`MAX_SHOWN_LAG` after it, and ``now``, so that no claim of a late showing stretches the window."""
-    shown = min(max(shown_at, made_at), made_at + MAX_SHOWN_LAG, now)
-    return made_at + (now - shown)
-
-
 def catch(ctx: TableContext, user: UserRef, index: int, shown_at: float | None = None) -> None:
     """A rival presses the ⚡ of a seña: inside the window they learn which seña it was (the answer, an
     alert, is made from the :class:`~bot.table._events.SenaCaught` recorded). ``shown_at``: when the
-    presser's surface showed the seña (a web page that shows each move in turn), from which the window
-    counts (:func:`shown_catch_time`); ``None``: from its making (a chat shows it at once)."""
+    presser's surface showed the seña (the window counts from then), if it knows."""
     match = ctx.require_match()
     hand = match.hand
     assert hand is not None
@@ -158,8 +145,7 @@ def catch(ctx: TableContext, user: UserRef, index: int, shown_at: float | None =
     if made.seat % 2 == seat % 2:
         raise Refusal(CATCH_PARTNER)
     try:
-        when = ctx.now if shown_at is None else shown_catch_time(made.made_at, shown_at, ctx.now)
-        match.catch_sena(seat, index, when)
+        match.catch_sena(seat, index, ctx.now, shown_at=shown_at)
     except CatchError as exc:
         raise Refusal(CATCH_DONE if "already" in str(exc) else CATCH_LATE) from None
     except MusError:  # the hand is over: the window closed with it

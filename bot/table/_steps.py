@@ -35,21 +35,36 @@ from bot.table import _lobby as lobby
 from bot.table._autoplay import back_in_control
 from bot.table._context import MATCH_OVER, Answer, Refusal, TableContext
 from bot.table._events import CardsShown
+from bot.table._pause import refuse_if_paused
 
 #: One step of a press: the table, the presser, the parsed token; what to answer (or a :class:`Refusal`).
 PressStep = Callable[[TableContext, UserRef, Token], Answer]
 
 
-def dispatch_press(
-    ctx: TableContext, user: UserRef, token: Token, *, shown_at: float | None = None
-) -> Answer:
+def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     """What a button press does: the step registered for its command's type (:data:`_PRESSES`); a command
-    no step knows is checked as a button of the hand, then refused as stale. ``shown_at``: for a catch, when
-    the presser's surface showed the seña (its window counts from then: :func:`bot.table._flow.catch`)."""
-    if shown_at is not None and isinstance(token.command, CatchSena):
-        return _in_this_hand(_catch_shown(shown_at))(ctx, user, token)
+    no step knows is checked as a button of the hand, then refused as stale. Nothing at a paused table."""
+    refuse_if_paused(ctx)
     step = _PRESSES.get(type(token.command), _unknown)
     return step(ctx, user, token)
+
+
+def dispatch_catch(user: UserRef, token: Token, shown_at: float) -> Callable[[TableContext], Answer]:
+    """The step of a ⚡ pressed on a surface that knows when it showed the seña (the terminal's paced move
+    feed): checked as :func:`dispatch_press` checks it, the catch window counting from ``shown_at`` (the
+    service's clock). Any other button: :func:`dispatch_press`'s step."""
+
+    def caught(ctx: TableContext, user: UserRef, token: Token) -> Answer:
+        assert isinstance(token.command, CatchSena)
+        flow.catch(ctx, user, token.command.index, shown_at)
+        return None
+
+    def step(ctx: TableContext) -> Answer:
+        if not isinstance(token.command, CatchSena):
+            return dispatch_press(ctx, user, token)
+        return _in_this_hand(caught)(ctx, user, token)
+
+    return step
 
 
 # --- the checks a family of buttons shares --------------------------------------------------------------
@@ -155,15 +170,6 @@ def _catch_sena(ctx: TableContext, user: UserRef, token: Token) -> Answer:
     assert isinstance(token.command, CatchSena)
     flow.catch(ctx, user, token.command.index)
     return None
-
-
-def _catch_shown(shown_at: float) -> PressStep:
-    def step(ctx: TableContext, user: UserRef, token: Token) -> Answer:
-        assert isinstance(token.command, CatchSena)
-        flow.catch(ctx, user, token.command.index, shown_at)
-        return None
-
-    return step
 
 
 def _stale(ctx: TableContext, user: UserRef, token: Token) -> Answer:

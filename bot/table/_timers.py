@@ -1,5 +1,5 @@
-"""The one deadline a table waits for (turn timeout, machine move, next deal, lobby expiry), the end of
-each seña's catch window, and what happens when they fire."""
+"""The one deadline a table waits for (turn timeout, machine move, next deal, lobby expiry; a paused table's
+closing), the end of each seña's catch window, and what happens when they fire."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from bot.kernel import TableStatus, turn_stamp
 from bot.table._autoplay import advance, deal, machine_move, machine_plays
 from bot.table._context import TableContext
 from bot.table._events import CatchWindowClosed, LobbyExpired, SeatTimedOut, SenaMade
+from bot.table._pause import abandon, pause_deadline
 
 #: Seconds after a catch window's end at which its deadline fires (so that the window is surely closed).
 _AFTER_WINDOW = 0.1
@@ -20,6 +21,8 @@ def pending_deadline(ctx: TableContext) -> tuple[str, float] | None:
     """
     table, match, s = ctx.table, ctx.match, ctx.settings
     tid = table.id
+    if table.paused is not None:  # nothing runs while its chat is out of reach: only its closing
+        return pause_deadline(ctx)
     if table.status is TableStatus.LOBBY:
         return f"{tid}|lobby|0", table.created_at + s.lobby_timeout
     if table.status is not TableStatus.PLAYING or match is None or match.hand is None:
@@ -69,9 +72,13 @@ def fire_deadline(ctx: TableContext, key: str) -> bool:
         # The catch window closed: nothing changes, the table is drawn again without the ⚡ (also when the
         # hand has moved on: it is drawn as it stands).
         ctx.record(CatchWindowClosed())
-        return len(parts) == 4 and parts[2] == str(table.hand_no) and table.status is TableStatus.PLAYING
+        live = table.status is TableStatus.PLAYING and table.paused is None
+        return len(parts) == 4 and parts[2] == str(table.hand_no) and live
     if key != table.due_key:
         return False
+    if kind == "paused":  # its chat stayed out of reach too long
+        abandon(ctx, told=False)
+        return True
     if kind == "lobby":
         table.status = TableStatus.CANCELLED
         ctx.changed = True

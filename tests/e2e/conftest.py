@@ -21,10 +21,9 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
-from telegram import Update
 
 from adapters.discord.app import DiscordRuntime
-from adapters.telegram.app import TelegramRuntime, build_application
+from adapters.telegram.app import ALLOWED_UPDATES, TelegramRuntime, build_application
 from adapters.telegram.settings import TelegramSettings
 from bot.app import Service, ServiceDeps
 from bot.app._throttle import Throttle
@@ -166,7 +165,7 @@ async def start_bot(
     await application.updater.start_polling(
         poll_interval=0,
         timeout=1,
-        allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
+        allowed_updates=ALLOWED_UPDATES,  # as production: its own membership too
         error_callback=runtime.hearing.polling_failed,  # as production: one line per outage
     )
     await runtime.start_deadlines()

@@ -25,6 +25,7 @@ from bot.app import Service
 from bot.delivery import SurfaceStore
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import TableState, TableStatus
+from bot.store import LeaseStore, MarkStore
 from engine.cards import SUIT_SYMBOLS, card_name
 from engine.hand_types import Phase
 from engine.match import Match
@@ -56,14 +57,21 @@ async def start_discord_bot(
     dc: FakeDiscord,
     service: Service,
     surfaces: SurfaceStore | None = None,
+    *,
+    marks: MarkStore | None = None,
+    leases: LeaseStore | None = None,
+    client_class: type[MusClient] = QuickStartClient,
     **settings: Any,
 ) -> DiscordRuntime:
-    """The production client, logged in and ready, with its deadline loop."""
+    """The production client, logged in and ready, with its deadline loop (``marks``: what the commands'
+    last sync was, ``leases``: whose turn it is to IDENTIFY — both shared with other starts)."""
     return await start_client(
         service,
         discord_settings_for(dc, **settings),
         surfaces if surfaces is not None else MemorySurfaces(),
-        client_class=QuickStartClient,
+        marks=marks,
+        leases=leases,
+        client_class=client_class,
         ready_timeout=10.0,
         guild_ready_timeout=0.05,
     )
@@ -190,7 +198,8 @@ class DiscordTable:
         return sorted(self.dc.dm_messages(user) + self.dc.ephemerals(user), key=lambda m: m.id)
 
     async def private_with(self, user: FakeUser, custom_id: str) -> StoredMessage:
-        """A private message of ``user`` showing ``custom_id`` now (their DM, else "My cards")."""
+        """A private message of ``user`` showing ``custom_id`` now (their DM, or their "My cards", which the
+        game keeps up to date: pressed if they have none showing it)."""
 
         def find() -> StoredMessage | None:
             for m in reversed(self.private_messages(user)):
@@ -199,10 +208,20 @@ class DiscordTable:
             return None
 
         found = find()
-        if found is None and not user.dms_open:
-            table, _ = await self.state()
+        if found is None and not (user.dms_open and await self.gets_dms(user)):
+            table, _ = await self.state()  # (their last "My cards" expired, or they never pressed it)
             await self.my_cards(user, table.hand_no)
         return await self.dc.wait_for(find, timeout=5.0)
+
+    async def gets_dms(self, user: FakeUser) -> bool:
+        """Whether the bot sends ``user``'s private views by DM (they asked, and their DMs are open)."""
+        return await self.bot.client.handlers.service.chats.preference(f"dc:u{user.id}", "dms")
+
+    async def ask_for_dms(self, *users: FakeUser) -> None:
+        """``/mus dms on:True`` by each of ``users``: their cards come by DM too."""
+        for user in users:
+            asked = await self.slash(user, "dms", {"on": True})
+            assert asked.ephemeral, asked
 
     async def my_cards(self, user: FakeUser, hand_no: int) -> FakeInteraction:
         """``user`` presses "My cards" on the table."""
@@ -316,7 +335,7 @@ def audit_no_card_leaks(dc: FakeDiscord, table: DiscordTable) -> int:
                 text = version.content + "".join(_component_labels(version.components))
                 if SHOWDOWN.match(version.content) or not has_card(text):
                     continue
-                number = re.search(r"(\d+)$", version.content.splitlines()[0])
+                number = re.search(r"(\d+)\D*$", version.content.splitlines()[0])  # ("1. banaketa")
                 assert number is not None, f"a private text with cards but no hand number: {text!r}"
                 cards = table.seen[int(number.group(1))]
                 others = set().union(*(cards[s] for s in range(4) if s != seat)) - cards[seat]

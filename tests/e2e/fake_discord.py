@@ -42,7 +42,14 @@ State kept like Discord:
   ``components: []`` clears them; deleted messages are gone (10008);
 * channels: guild text channels and DM channels; ``POST /users/@me/channels`` returns a user's DM channel
   (the same id each time); sending into the DM of a user whose DMs are closed is 403 50007 ``Cannot send
-  messages to this user``;
+  messages to this user``; each guild channel has the bot's permissions in it (``bot_permissions``, sent as
+  ``app_permissions``): a post without View Channel and Send Messages, or a file without Attach Files, is 403
+  50013 ``Missing Permissions`` (interaction answers need none, as on Discord); a thread (``add_thread``)
+  takes Send Messages in Threads instead of Send Messages;
+* guilds: ``features`` (a ``COMMUNITY`` server reports its locale; any other always reports en-US, as
+  Discord does), each member's permissions (``member.permissions`` of an interaction); a command with
+  ``default_member_permissions`` is offered only to members who have them (or Administrator), unless an
+  admin's override (``command_overrides``) lets a member see it — the bot must check again itself;
 * application commands, global and per guild: bulk overwrites keep the ids of commands that keep their name;
 * interactions (:class:`FakeInteraction`): dispatched as ``INTERACTION_CREATE`` with the payload Discord
   sends, answered at most once (then 400 40060 ``Interaction has already been acknowledged.``) and within
@@ -54,7 +61,10 @@ State kept like Discord:
   ``token_lifetime`` seconds (15 minutes) after the interaction, only once it was answered (else 404 10015
   ``Unknown Webhook``), and then 401 50027 ``Invalid Webhook Token``;
 * rate limits: every success carries ``X-RateLimit-Limit/Remaining/Reset/Reset-After/Bucket`` (generous:
-  the bucket never runs out); :meth:`FakeDiscord.inject_429` makes chosen requests answer 429 with Discord's
+  the bucket never runs out) — unless the server is made with ``limits=DiscordLimits()``: then Discord's
+  per-route buckets and global limit are enforced and reported (:mod:`.fake_discord_limits`), and
+  :meth:`FakeDiscord.limited` lists the requests refused with a 429 (not counted as rejected);
+  :meth:`FakeDiscord.inject_429` makes chosen requests answer 429 with Discord's
   body and headers (``Retry-After``, ``X-RateLimit-*``, ``Via``: discord.py treats a 429 without ``Via`` as a
   Cloudflare ban), recorded as injected, not as rejected.
 
@@ -70,7 +80,13 @@ installed). ``INTERACTION_CREATE`` goes to the live session of the guild's shard
 for a session of that shard that lost its connection and may still RESUME; with neither, the interaction is
 recorded as not delivered (on Discord the user sees "This interaction failed"). ``GUILD_CREATE`` lists every
 member only with the GUILD_MEMBERS intent (else just the bot). The server outlives its clients: a new client
-can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent.
+can connect after one disconnects. No ``MESSAGE_CREATE`` events are sent. With
+:attr:`FakeDiscord.identify_spacing` set, an IDENTIFY less than that after the last session started (by any
+connection) gets op 9 INVALID_SESSION, as Discord's session start limit does. A slow gateway:
+:attr:`FakeDiscord.gateway_lag` delays every ``INTERACTION_CREATE`` after the interaction's creation (its
+3 s count from its creation). An outage: :meth:`FakeDiscord.drop_shard` closes a shard's connection and,
+while :attr:`FakeDiscord.gateway_down`, the gateway answers every new connection 503 (the client backs off
+and tries again).
 
 Test modules in this package import it relatively (``from .fake_discord import FakeDiscord``).
 """
@@ -95,6 +111,7 @@ from typing import Any, TypeVar
 
 from aiohttp import WSMsgType, web
 
+from .fake_discord_limits import DiscordLimits, RateLimits
 from .fake_discord_spec import (
     EPHEMERAL,
     IS_COMPONENTS_V2,
@@ -117,6 +134,9 @@ except ImportError:  # pragma: no cover
     zstandard = None
 
 __all__ = [
+    "BOT_PERMISSIONS",
+    "PERMISSION_BITS",
+    "USER_PERMISSIONS",
     "Call",
     "FakeChannel",
     "FakeDiscord",
@@ -146,6 +166,9 @@ _ADD_REACTIONS = 1 << 6
 _EXTERNAL_EMOJIS = 1 << 18
 _USE_COMMANDS = 1 << 31
 _SEND_IN_THREADS = 1 << 38
+_MANAGE_MESSAGES = 1 << 13
+_MANAGE_GUILD = 1 << 5
+_ADMINISTRATOR = 1 << 3
 USER_PERMISSIONS = (
     _VIEW_CHANNEL
     | _SEND_MESSAGES
@@ -158,6 +181,20 @@ USER_PERMISSIONS = (
     | _SEND_IN_THREADS
 )
 BOT_PERMISSIONS = USER_PERMISSIONS
+#: Permission bits by discord.py's names (tests take some away from the bot or give some to a member).
+PERMISSION_BITS = {
+    "view_channel": _VIEW_CHANNEL,
+    "send_messages": _SEND_MESSAGES,
+    "embed_links": _EMBED_LINKS,
+    "attach_files": _ATTACH_FILES,
+    "read_message_history": _READ_HISTORY,
+    "send_messages_in_threads": _SEND_IN_THREADS,
+    "manage_messages": _MANAGE_MESSAGES,
+    "manage_guild": _MANAGE_GUILD,
+    "administrator": _ADMINISTRATOR,
+}
+#: ``app_permissions`` in a DM with the bot.
+_DM_APP_PERMISSIONS = _VIEW_CHANNEL | _SEND_MESSAGES | _EMBED_LINKS | _ATTACH_FILES | _READ_HISTORY
 
 # Gateway intents that must be enabled for the application ("privileged").
 GUILD_MEMBERS = 1 << 1
@@ -230,7 +267,8 @@ class FakeUser:
 
 @dataclass(eq=False)
 class FakeChannel:
-    """A guild text channel (type 0) or a DM channel (type 1, ``recipient`` set)."""
+    """A guild text channel (type 0), a public thread in one (type 11, ``parent_id`` set) or a DM channel
+    (type 1, ``recipient`` set)."""
 
     id: int
     guild_id: int | None
@@ -240,11 +278,21 @@ class FakeChannel:
     position: int = 0
     bot_can_send: bool = True
     last_message_id: int | None = None
+    bot_permissions: int = BOT_PERMISSIONS
+    parent_id: int | None = None
+    """What the bot may do here (its roles and the channel's overwrites resolved): ``app_permissions`` of
+    every interaction in the channel; a post without View Channel and Send Messages, or with a file and
+    without Attach Files, is refused (403 50013) as on Discord."""
 
     @property
     def is_dm(self) -> bool:
         """A DM channel between the bot and ``recipient``."""
         return self.type == 1
+
+    @property
+    def is_thread(self) -> bool:
+        """A thread (posting in it takes Send Messages in Threads, not Send Messages)."""
+        return self.type in (10, 11, 12)
 
     def to_api(self, *, with_guild_id: bool = True) -> JSON:
         """The channel object (``GuildChannelResponse`` / ``PrivateChannelResponse``)."""
@@ -273,6 +321,21 @@ class FakeChannel:
         }
         if with_guild_id:
             data["guild_id"] = str(self.guild_id)
+        if self.is_thread:
+            data.pop("position")
+            data.pop("permission_overwrites")
+            data.update(
+                parent_id=str(self.parent_id),
+                owner_id=str(self.id >> 22 << 22),  # (someone's: threads are opened by members)
+                message_count=0,
+                member_count=1,
+                thread_metadata={
+                    "archived": False,
+                    "auto_archive_duration": 1440,
+                    "archive_timestamp": _iso(time.time()),
+                    "locked": False,
+                },
+            )
         return data
 
     def __repr__(self) -> str:
@@ -292,6 +355,27 @@ class FakeGuild:
     members: list[FakeUser] = field(default_factory=list)
     bot_role_id: int = 0
     joined_at: float = field(default_factory=time.time)
+    features: list[str] = field(default_factory=list)
+    """Guild features (``COMMUNITY``…): only a Community server has a preferred locale of its own."""
+    member_permissions: dict[int, int] = field(default_factory=dict)
+    """Each member's permissions, by user id (``USER_PERMISSIONS`` if not set here)."""
+    command_overrides: dict[str, set[int]] = field(default_factory=dict)
+    """Members an admin let see a command despite its ``default_member_permissions`` (Server settings →
+    Integrations), by command name."""
+
+    @property
+    def community(self) -> bool:
+        """A Community server (only these choose a preferred locale; others always report en-US)."""
+        return "COMMUNITY" in self.features
+
+    @property
+    def reported_locale(self) -> str:
+        """The ``guild_locale`` / ``preferred_locale`` Discord reports for it."""
+        return self.locale if self.community else "en-US"
+
+    def permissions_of(self, user: FakeUser) -> int:
+        """What ``user`` may do in this server."""
+        return self.member_permissions.get(user.id, USER_PERMISSIONS)
 
     def __repr__(self) -> str:
         return f"<FakeGuild {self.id} {self.name!r}>"
@@ -736,8 +820,11 @@ class FakeDiscord:
         privileged_intents: int = 0,
         bot_name: str = "Mus Bot",
         spec: DiscordSpec | None = None,
+        limits: DiscordLimits | None = None,
     ) -> None:
         self.token = token
+        self.rate_limits = None if limits is None else RateLimits(limits, self.now)
+        """Discord's rate limits, when enforced (see :mod:`.fake_discord_limits`)."""
         self.interaction_timeout = interaction_timeout
         self.token_lifetime = token_lifetime
         self.heartbeat_interval_ms = heartbeat_interval_ms
@@ -768,6 +855,19 @@ class FakeDiscord:
         self._changed = asyncio.Event()
         self._t0 = time.monotonic()
         self._runner: web.AppRunner | None = None
+        self.gateway_down = False
+        """While true, the gateway refuses new connections (503 to the websocket upgrade, as Discord's edge
+        does in an outage); live connections are untouched (:meth:`drop_shard` closes one)."""
+        self.refused_connections = 0
+        """Connections refused so far because the gateway was down."""
+        self.identify_spacing = 0.0
+        """Seconds a started session keeps the next IDENTIFY out (Discord's 5 s for ``max_concurrency`` 1,
+        across every connection of the token); 0: no limit. A refused IDENTIFY gets op 9 INVALID_SESSION."""
+        self.refused_identifies = 0
+        self._last_identify: float | None = None
+        self.gateway_lag = 0.0
+        """Seconds between an interaction's creation and its ``INTERACTION_CREATE`` (a slow gateway): its
+        3 s to be answered count from its creation, as on Discord."""
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -851,9 +951,19 @@ class FakeDiscord:
 
     # -- guilds, channels, users -----------------------------------------------------------------------
 
-    def add_guild(self, name: str, *, locale: str = "en-US", guild_id: int | None = None) -> FakeGuild:
-        """A guild the bot is in (guild number n falls in shard ``n % shard_count``)."""
+    def add_guild(
+        self,
+        name: str,
+        *,
+        locale: str = "en-US",
+        guild_id: int | None = None,
+        community: bool = False,
+        features: Iterable[str] = (),
+    ) -> FakeGuild:
+        """A guild the bot is in (guild number n falls in shard ``n % shard_count``). Its ``locale`` is
+        reported only if it is a Community server (``community``): others always report en-US."""
         guild = FakeGuild(guild_id or self._past_snowflake(1), name, locale)
+        guild.features = sorted({*features, *(["COMMUNITY"] if community else [])})
         guild.bot_role_id = self._past_snowflake(4)
         guild.members.append(self.bot_user)
         self.guilds[guild.id] = guild
@@ -867,6 +977,13 @@ class FakeDiscord:
         guild.channels.append(channel)
         self.channels[channel.id] = channel
         return channel
+
+    def add_thread(self, parent: FakeChannel, name: str) -> FakeChannel:
+        """A public thread in ``parent`` (not in the guild's channel list, as Discord keeps threads apart)."""
+        thread = FakeChannel(self._past_snowflake(2), parent.guild_id, name, type=11, parent_id=parent.id)
+        thread.bot_permissions = parent.bot_permissions
+        self.channels[thread.id] = thread
+        return thread
 
     def add_user(
         self,
@@ -927,6 +1044,8 @@ class FakeDiscord:
         if check_registered and definition is None:
             where = f"guild {guild.name!r}" if guild else "a DM"
             raise ValueError(f"/{command} is not registered for {where}: {self._command_names(guild)}")
+        if check_registered and definition is not None and guild is not None:
+            self._check_visible(definition, guild, user)
         parts = sub.split() if sub else []
         level_def = definition
         for part in parts:
@@ -953,6 +1072,19 @@ class FakeDiscord:
         inter = self._new_interaction(2, user, channel, data)
         inter.command, inter.sub, inter.options = command, sub, dict(options or {})
         return self._dispatch_interaction(inter)
+
+    def _check_visible(self, definition: JSON, guild: FakeGuild, user: FakeUser) -> None:
+        """The Discord client offers a command only to members with its ``default_member_permissions``
+        (Administrator has them all), unless an admin's override lets that member see it."""
+        needed = int(definition.get("default_member_permissions") or 0)
+        if definition.get("default_member_permissions") is None:
+            return
+        has = guild.permissions_of(user)
+        if has & _ADMINISTRATOR or (needed and has & needed == needed):
+            return
+        if user.id in guild.command_overrides.get(definition["name"], set()):
+            return
+        raise ValueError(f"{user!r} cannot see /{definition['name']} in {guild!r} (needs {needed})")
 
     def press(self, user: FakeUser, message: StoredMessage, custom_id: str) -> FakeInteraction:
         """``user`` presses the component ``custom_id`` of ``message`` (a forged id is dispatched anyway)."""
@@ -1052,10 +1184,10 @@ class FakeDiscord:
             "data": data,
             "token": token,
             "version": 1,
-            "channel": self._interaction_channel(channel),
+            "channel": self._interaction_channel(channel, user),
             "channel_id": str(channel.id),
             "locale": user.locale,
-            "app_permissions": str(BOT_PERMISSIONS),
+            "app_permissions": str(self._app_permissions(channel)),
             "entitlements": [],
             "entitlement_sku_ids": [],
             "authorizing_integration_owners": _owners(guild),
@@ -1064,9 +1196,13 @@ class FakeDiscord:
         }
         if guild is not None:
             payload["guild_id"] = str(guild.id)
-            payload["guild_locale"] = guild.locale
-            payload["guild"] = {"id": str(guild.id), "locale": guild.locale, "features": []}
-            payload["member"] = {**self._member(guild, user), "permissions": str(USER_PERMISSIONS)}
+            payload["guild_locale"] = guild.reported_locale
+            payload["guild"] = {
+                "id": str(guild.id),
+                "locale": guild.reported_locale,
+                "features": list(guild.features),
+            }
+            payload["member"] = {**self._member(guild, user), "permissions": str(guild.permissions_of(user))}
         else:
             payload["user"] = user.to_api()
         inter = FakeInteraction(
@@ -1084,13 +1220,31 @@ class FakeDiscord:
         self._by_token[token] = inter
         return inter
 
-    def _interaction_channel(self, channel: FakeChannel) -> JSON:
+    @staticmethod
+    def _app_permissions(channel: FakeChannel) -> int:
+        """The bot's permissions in ``channel`` as an interaction reports them (``bot_permissions``): without
+        Send Messages (in Threads) where it may not post (``bot_can_send`` false, whose posts answer 403
+        50013)."""
+        if channel.is_dm:
+            return _DM_APP_PERMISSIONS
+        if channel.bot_can_send:
+            return channel.bot_permissions
+        return channel.bot_permissions & ~(_SEND_MESSAGES | _SEND_IN_THREADS)
+
+    def _interaction_channel(self, channel: FakeChannel, user: FakeUser) -> JSON:
         data = channel.to_api()
-        if not channel.is_dm:
-            data["permissions"] = str(USER_PERMISSIONS)
+        guild = self._guild_of(channel)
+        if guild is not None:
+            data["permissions"] = str(guild.permissions_of(user))
         return data
 
     def _dispatch_interaction(self, inter: FakeInteraction) -> FakeInteraction:
+        if self.gateway_lag > 0:  # created now (its snowflake and its 3 s count from now), delivered later
+            asyncio.get_running_loop().call_later(self.gateway_lag, self._deliver_interaction, inter)
+            return inter
+        return self._deliver_interaction(inter)
+
+    def _deliver_interaction(self, inter: FakeInteraction) -> FakeInteraction:
         session = self._session_for(inter.guild.id if inter.guild is not None else None)
         inter.session = session
         if session is not None and self._dispatch(session, "INTERACTION_CREATE", inter.payload):
@@ -1223,8 +1377,12 @@ class FakeDiscord:
         ]
 
     def rejected(self) -> list[Call]:
-        """Calls refused for a reason other than an injected 429 or a DM-closed 50007."""
-        return [c for c in self._calls if c.rejected and c.code != 50007]
+        """Calls refused for a reason other than a 429 (injected, or the limits') or closed DMs (50007)."""
+        return [c for c in self._calls if c.rejected and c.code != 50007 and c.status != 429]
+
+    def limited(self) -> list[Call]:
+        """Calls the rate limits refused with a 429 (see :mod:`.fake_discord_limits`)."""
+        return [c for c in self._calls if c.status == 429 and not c.injected]
 
     def channel_messages(self, channel: FakeChannel) -> list[StoredMessage]:
         """The messages of a channel everyone sees (no ephemerals, no deleted ones), oldest first."""
@@ -1342,6 +1500,12 @@ class FakeDiscord:
                 s._conn.close(code, "Disconnected by FakeDiscord")
         await asyncio.sleep(0)
 
+    async def drop_shard(self, session: GatewaySession) -> None:
+        """An outage of one shard: its connection closes (1006-like, resumable) and the gateway refuses every
+        new connection until :attr:`gateway_down` is set false again (the client retries with a backoff)."""
+        self.gateway_down = True
+        await self.disconnect(session, code=4000)
+
     def request_reconnect(self, session: GatewaySession) -> None:
         """Send op 7 RECONNECT to a session (the client closes and RESUMEs)."""
         if session._conn is not None:
@@ -1371,6 +1535,9 @@ class FakeDiscord:
         ws = web.WebSocketResponse(max_msg_size=16 * 1024 * 1024)
         if not ws.can_prepare(request).ok:
             return await self._outside_api(request)
+        if self.gateway_down:
+            self.refused_connections += 1
+            return web.Response(status=503, text="upstream connect error")
         await ws.prepare(request)
         conn = _Connection(ws, request.query.get("compress"))
         self._connections.add(conn)
@@ -1445,6 +1612,12 @@ class FakeDiscord:
         if conn.session is not None:
             conn.close(4005, "Already authenticated.")
             return
+        last, now = self._last_identify, self.now()
+        if self.identify_spacing and last is not None and now - last < self.identify_spacing:
+            self.refused_identifies += 1  # over max_concurrency (1 per window): the session is not started
+            conn.send({"op": 9, "d": False})
+            self._notify()
+            return
         shard = d.get("shard") or [0, 1]
         shard_id, count = [*shard, 0, 0][:2] if isinstance(shard, list) else (-1, 0)
         session = GatewaySession(
@@ -1473,6 +1646,7 @@ class FakeDiscord:
             self._notify()
             return
         session.identified = True
+        self._last_identify = now
         conn.session = session
         session._conn = conn
         guilds = [g for g in self.guilds.values() if (g.id >> 22) % count == shard_id]
@@ -1614,7 +1788,7 @@ class FakeDiscord:
             "home_header": None,
             "splash": None,
             "discovery_splash": None,
-            "features": [],
+            "features": list(guild.features),
             "banner": None,
             "owner_id": str(self.owner.id),
             "application_id": None,
@@ -1637,7 +1811,7 @@ class FakeDiscord:
             "vanity_url_code": None,
             "premium_tier": 0,
             "premium_subscription_count": 0,
-            "preferred_locale": guild.locale,
+            "preferred_locale": guild.reported_locale,
             "rules_channel_id": None,
             "safety_alerts_channel_id": None,
             "public_updates_channel_id": None,
@@ -1774,6 +1948,8 @@ class FakeDiscord:
             injected = self._take_429(request.method, path, bucket)
             if injected is not None:
                 raise injected
+            if self.rate_limits is not None:
+                headers = self.rate_limits.admit(request.method, match.template, match.params, headers)
             query, errors = self.spec.validate_query(match.operation, request.query)
             errors = self.spec.validate_path_params(match.operation, match.params) + errors
             if errors:
@@ -2034,7 +2210,9 @@ class FakeDiscord:
             assert channel.recipient is not None
             if not channel.recipient.dms_open:
                 raise DiscordError(403, 50007, "Cannot send messages to this user")
-        elif not channel.bot_can_send:
+        elif not channel.bot_can_send or ~channel.bot_permissions & (
+            _VIEW_CHANNEL | (_SEND_IN_THREADS if channel.is_thread else _SEND_MESSAGES)
+        ):
             raise DiscordError(403, 50013, "Missing Permissions")
 
     async def _list_messages(self, ctx: _Ctx) -> tuple[int, Any]:
@@ -2050,6 +2228,8 @@ class FakeDiscord:
     async def _post_message(self, ctx: _Ctx) -> tuple[int, Any]:
         channel = self._channel(ctx)
         self._writable(channel)
+        if ctx.files and not channel.is_dm and not channel.bot_permissions & _ATTACH_FILES:
+            raise DiscordError(403, 50013, "Missing Permissions", detail="a file without Attach Files")
         body: JSON = ctx.body or {}
         attachments = [self._attachment(f) for f in ctx.files]
         if is_empty_message(body) and not attachments:

@@ -51,16 +51,19 @@ Limits enforced (the numbers come from the spec's descriptions where it states t
   ``[A-Za-z0-9_-]{1,64}`` (the only kind a bot without a game may pass);
 * ``setWebhook.url`` must be HTTPS (or empty).
 
-State kept like Telegram: users who started / blocked the bot (``bot can't initiate conversation with a
-user`` / ``bot was blocked by the user``), chats and per-chat message ids, the current text and inline
-keyboard of every message (``message to edit not found``, ``message is not modified``, ``message can't be
-edited``, ``message to delete not found``), callback queries (``query is too old ... or query ID is
-invalid`` when unknown, already answered or older than ``callback_timeout``), the bot's command lists per
-scope and language, and the webhook (``getUpdates`` is a 409 while one is set). Concurrent ``getUpdates``
-calls terminate the older one with a 409 ``Conflict`` unless its client has gone away (a long poll whose
-client disconnects is cancelled and recorded as ``Call.cancelled``, not as rejected). As on Telegram, an
-``editMessageText`` without ``reply_markup`` removes the inline keyboard, and an empty inline keyboard is no
-keyboard.
+State kept like Telegram: users who started / blocked the bot (``bot can't initiate conversation with a user``
+/ ``bot was blocked by the user``), the bot's membership of each group (removed: ``bot was kicked from the
+group chat`` / ``bot is not a member of the supergroup chat``; restricted: ``not enough rights`` on sends),
+each change told by a ``my_chat_member`` update as Telegram does (``remove_bot_from``, ``add_bot_back``,
+``restrict_bot``, ``user_blocks_bot``, ``user_unblocks_bot``), chats and per-chat message ids, the current
+text and inline keyboard of every message (``message to edit not found``, ``message is not modified``,
+``message can't be edited``, ``message to delete not found``), callback queries (``query is too old ... or
+query ID is invalid`` when unknown, already answered or older than ``callback_timeout``), the bot's command
+lists per scope and language, and the webhook (``getUpdates`` is a 409 while one is set). Concurrent
+``getUpdates`` calls terminate the older one with a 409 ``Conflict`` unless its client has gone away (a long
+poll whose client disconnects is cancelled and recorded as ``Call.cancelled``, not as rejected). As on
+Telegram, an ``editMessageText`` without ``reply_markup`` removes the inline keyboard, and an empty inline
+keyboard is no keyboard.
 
 Implemented methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, sendMessage, sendDocument
 (a multipart upload, whose content is kept: ``FakeTelegram.documents``; a ``file_id`` or URL string is refused
@@ -118,6 +121,7 @@ QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or q
 CANT_INITIATE = "Forbidden: bot can't initiate conversation with a user"
 BLOCKED = "Forbidden: bot was blocked by the user"
 KICKED = "Forbidden: bot was kicked from the group chat"
+NOT_ENOUGH_RIGHTS = "Bad Request: not enough rights to send text messages to the chat"
 CHAT_NOT_FOUND = "Bad Request: chat not found"
 POLL_CONFLICT = (
     "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
@@ -154,6 +158,24 @@ _DEFAULT_ALLOWED_UPDATES = frozenset(
         "managed_bot",
     }
 )  # everything except chat_member, message_reaction and message_reaction_count, as documented
+#: A restricted member's rights besides ``can_send_messages`` (ChatMemberRestricted, all required).
+_RESTRICTED_RIGHTS = (
+    "can_send_audios",
+    "can_send_documents",
+    "can_send_photos",
+    "can_send_videos",
+    "can_send_video_notes",
+    "can_send_voice_notes",
+    "can_send_polls",
+    "can_send_other_messages",
+    "can_add_web_page_previews",
+    "can_react_to_messages",
+    "can_edit_tag",
+    "can_change_info",
+    "can_invite_users",
+    "can_pin_messages",
+    "can_manage_topics",
+)
 _BUTTON_COSMETIC_FIELDS = frozenset({"text", "icon_custom_emoji_id", "style"})
 _DEEP_LINK_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _BOT_COMMAND = re.compile(r"[a-z0-9_]{1,32}")
@@ -992,6 +1014,8 @@ class FakeChat:
     admins: set[int] = field(default_factory=set)
     bot_is_member: bool = True
     bot_is_admin: bool = False
+    bot_can_post: bool = True
+    """Whether the group's admins let the bot post (a restricted member may not: 400 not enough rights)."""
 
     @property
     def is_group(self) -> bool:
@@ -1406,17 +1430,64 @@ class FakeTelegram:
             self.chats[user.id] = chat
         return chat
 
-    def remove_bot_from(self, chat: FakeChat) -> None:
-        """The bot is kicked from a group (sends answer 403 afterwards)."""
+    def remove_bot_from(self, chat: FakeChat, *, by: FakeUser | None = None, banned: bool = False) -> None:
+        """The bot is removed from a group by ``by`` (an admin; ``banned``: and may not be added back by a
+        member's link): a ``my_chat_member`` update (``left``, or ``kicked`` when banned), and from then on
+        every call that writes there answers 403 (``bot was kicked from the group chat``, ``bot is not a
+        member of the supergroup chat``), edits of its old messages included, as on Telegram."""
+        self._bot_membership(chat, "kicked" if banned else "left", by)
         chat.bot_is_member = False
+
+    def add_bot_back(self, chat: FakeChat, *, by: FakeUser | None = None) -> None:
+        """An admin adds the bot to a group it was removed from: ``my_chat_member`` (``member``), and it may
+        post there again."""
+        self._bot_membership(chat, "member", by)
+        chat.bot_is_member = True
+
+    def restrict_bot(self, chat: FakeChat, *, can_post: bool, by: FakeUser | None = None) -> None:
+        """An admin forbids the bot to post in a group (``can_post=False``: it stays a member, restricted, and
+        every ``send*`` answers 400 ``not enough rights``; edits of its messages still pass) or lifts that: a
+        ``my_chat_member`` update either way (``member`` ↔ ``restricted``)."""
+        if not chat.is_group or not chat.bot_is_member or chat.bot_can_post == can_post:
+            raise ValueError(f"the bot is not a member of {chat.id}, or may already post there: {can_post}")
+        rights = dict.fromkeys(_RESTRICTED_RIGHTS, can_post)
+        restricted: JSON = {"status": "restricted", "user": self.bot_user.to_api(), "is_member": True}
+        restricted.update(rights, can_send_messages=False, until_date=0)
+        member: JSON = {"status": "member", "user": self.bot_user.to_api()}
+        chat.bot_can_post = can_post
+        people = sorted(chat.admins | chat.members)
+        admin = by or next((self.users[m] for m in people if m in self.users), None)
         self._queue_update(
             "my_chat_member",
             {
                 "chat": chat.to_api(),
-                "from": next(iter(self.users.values()), self.bot_user).to_api(),
+                "from": (admin or self.bot_user).to_api(),
                 "date": int(time.time()),
-                "old_chat_member": {"status": "member", "user": self.bot_user.to_api()},
-                "new_chat_member": {"status": "left", "user": self.bot_user.to_api()},
+                "old_chat_member": restricted if can_post else member,
+                "new_chat_member": member if can_post else restricted,
+            },
+        )
+
+    def _bot_membership(self, chat: FakeChat, status: str, by: FakeUser | None) -> None:
+        """Queue the ``my_chat_member`` update of the bot's new ``status`` in ``chat``."""
+        if not chat.is_group:
+            raise ValueError(f"chat {chat.id} is not a group")
+        was = "member" if chat.bot_is_member else "left"
+        if status == was:
+            raise ValueError(f"the bot is already {status} in {chat.id}")
+        people = sorted(chat.admins | chat.members)
+        admin = by or next((self.users[m] for m in people if m in self.users), None)
+        new: JSON = {"status": status, "user": self.bot_user.to_api()}
+        if status == "kicked":
+            new["until_date"] = 0
+        self._queue_update(
+            "my_chat_member",
+            {
+                "chat": chat.to_api(),
+                "from": (admin or self.bot_user).to_api(),
+                "date": int(time.time()),
+                "old_chat_member": {"status": was, "user": self.bot_user.to_api()},
+                "new_chat_member": new,
             },
         )
 
@@ -1530,6 +1601,25 @@ class FakeTelegram:
                 "date": int(time.time()),
                 "old_chat_member": {"status": "member", "user": self.bot_user.to_api()},
                 "new_chat_member": {"status": "kicked", "user": self.bot_user.to_api(), "until_date": 0},
+            },
+        )
+
+    def user_unblocks_bot(self, user: FakeUser) -> None:
+        """``user`` unblocks the bot (the client's "Unblock" or "Restart"): ``my_chat_member`` (``kicked`` →
+        ``member``) in their private chat, and private sends work again. (A client's "Restart" also sends
+        ``/start``: :meth:`user_starts_bot`.)"""
+        if user.id not in self.blocked:
+            raise ValueError(f"user {user.id} has not blocked the bot")
+        self.blocked.discard(user.id)
+        self.started.add(user.id)
+        self._queue_update(
+            "my_chat_member",
+            {
+                "chat": self.private_chat(user).to_api(),
+                "from": user.to_api(),
+                "date": int(time.time()),
+                "old_chat_member": {"status": "kicked", "user": self.bot_user.to_api(), "until_date": 0},
+                "new_chat_member": {"status": "member", "user": self.bot_user.to_api()},
             },
         )
 
@@ -1959,8 +2049,14 @@ class FakeTelegram:
             )
         return chat
 
+    def _postable_chat(self, chat_id: int | str) -> FakeChat:
+        chat = self._writable_chat(chat_id)
+        if chat.is_group and not chat.bot_can_post:
+            raise ApiError(400, NOT_ENOUGH_RIGHTS)
+        return chat
+
     async def _send_message(self, params: JSON) -> JSON:
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._postable_chat(params["chat_id"])
         text, entities = parse_formatted_text(
             params["text"], params.get("parse_mode"), params.get("entities")
         )
@@ -1976,7 +2072,7 @@ class FakeTelegram:
         return message.to_api()
 
     async def _send_document(self, params: JSON) -> JSON:
-        chat = self._writable_chat(params["chat_id"])
+        chat = self._postable_chat(params["chat_id"])
         upload = params["document"]
         if not isinstance(upload, Upload):  # a file_id or URL: this fake keeps no files to name
             raise _bad("wrong file identifier/HTTP URL specified")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from adapters.console import app as console
+from adapters.console import saves
 from bot.i18n import translator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,9 +127,54 @@ def test_options_with_a_saved_game_resume_it_and_new_starts_afresh(data_dir: Pat
         clean(again)
         assert again.returncode == 0
         assert EN.gettext(console.RESUMING_NOT_OPTIONS) in again.stdout
-    fresh = musbot(data_dir, "--new", "--target", "30", "--single", stdin="q\n")
+    fresh = musbot(data_dir, "--new", "--target", "30", "--single", stdin="y\nq\n")
     clean(fresh)
     assert fresh.returncode == 0 and "The game starts!" in fresh.stdout
+
+
+def test_new_asks_first_and_a_new_table_cancelled_keeps_the_saved_game(data_dir: Path) -> None:
+    first = musbot(data_dir, "--single", stdin="q\n")
+    clean(first)
+    table_line = next(line for line in first.stdout.splitlines() if line.startswith("🂠 Mus"))
+    asked = musbot(data_dir, "--new", stdin="y\n6\n")  # yes, then the new lobby's ✖ Cancel
+    clean(asked)
+    assert asked.returncode == 0
+    assert "Start a new one? The saved game is kept until the new one starts." in asked.stdout
+    assert "✖ Cancel" in asked.stdout and EN.gettext(saves.NEW_CANCELLED) in asked.stdout
+    kept = musbot(data_dir, stdin="q\n")  # resumed: the same game, not a lobby
+    clean(kept)
+    assert EN.gettext(console.RESUMING) in kept.stdout and table_line in kept.stdout
+    refused = musbot(data_dir, "--new", stdin="")  # no answer (end of input): nothing replaced
+    clean(refused)
+    assert EN.gettext(saves.KEPT) in refused.stdout and table_line in refused.stdout
+
+
+def test_a_damaged_save_is_told_in_one_line_and_kept_aside(data_dir: Path) -> None:
+    first = musbot(data_dir, "--single", stdin="q\n")
+    clean(first)
+    aof = data_dir / "appendonly.aof"
+    whole = aof.read_bytes()
+    aof.write_bytes(whole[:-5])  # cut in the middle of the last write
+    cut = musbot(data_dir, stdin="q\n")
+    clean(cut)
+    [told] = [line for line in cut.stdout.splitlines() if line.startswith("⚠")]
+    [aside] = data_dir.glob("appendonly.aof.damaged-*")
+    where = data_dir.absolute()
+    assert told.startswith(f"⚠ The save in {where} was damaged (it stops in the middle of a write)")
+    assert f"of its {len(whole)} bytes, everything before the damage" in told and str(aside) in told
+    assert aside.read_bytes() == whole[:-5] and EN.gettext(console.RESUMING) in cut.stdout
+    assert "redis-check-aof" not in cut.stdout + cut.stderr
+
+    aof.write_bytes(b"")
+    emptied = musbot(data_dir, stdin="q\n")
+    clean(emptied)
+    assert "was damaged (it is empty): nothing could be recovered, a new game starts" in emptied.stdout
+    assert len(list(data_dir.glob("appendonly.aof.damaged-*"))) == 2
+
+    aof.write_bytes(b"\x00 not a save at all")
+    garbage = musbot(data_dir, stdin="q\n")
+    clean(garbage)
+    assert "was damaged (part of it is unreadable)" in garbage.stdout and garbage.returncode == 0
 
 
 def test_one_sigint_at_the_prompt_leaves_with_130_and_no_traceback(data_dir: Path) -> None:

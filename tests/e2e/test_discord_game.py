@@ -21,12 +21,19 @@ from engine.match import Match
 
 from .conftest import FAST, assert_interactions_answered, memory_service
 from .discord_harness import DiscordTable, audit_no_card_leaks, has_card, start_discord_bot
-from .fake_discord import FakeChannel, FakeDiscord, FakeGuild, StoredMessage
+from .fake_discord import (
+    PERMISSION_BITS,
+    USER_PERMISSIONS,
+    FakeChannel,
+    FakeDiscord,
+    FakeGuild,
+    StoredMessage,
+)
 
 
 @pytest.fixture
 def guild(dc: FakeDiscord) -> FakeGuild:
-    return dc.add_guild("Mus club", locale="es-ES")
+    return dc.add_guild("Mus club", locale="es-ES", community=True)
 
 
 @pytest.fixture
@@ -55,7 +62,7 @@ async def test_commands_are_registered_translated_and_the_lobby_is_the_reply(
 ) -> None:
     runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id])
     discord_bots.append(runtime)
-    (mus,) = dc.commands(guild)
+    mus, admin = sorted(dc.commands(guild), key=lambda c: str(c["name"]))
     assert mus["name"] == "mus"
     subs = {o["name"] for o in mus["options"]}
     assert subs == {
@@ -65,11 +72,16 @@ async def test_commands_are_registered_translated_and_the_lobby_is_the_reply(
         "rules",
         "learn",
         "language",
+        "dms",
         "history",
         "cancel",
         "help",
     }
     assert mus["description_localizations"]["es-ES"] == "Juega al mus a 8 reyes, por parejas"
+    assert mus["contexts"] == [0, 1] and mus["default_member_permissions"] is None  # servers and DMs
+    # The server's settings: another top-level command, in servers only, offered to who manages it.
+    assert admin["name"] == "mus-admin" and {o["name"] for o in admin["options"]} == {"language"}
+    assert admin["contexts"] == [0] and admin["default_member_permissions"] == str(1 << 5)
     table = await new_table(dc, runtime, channel, guild, humans=1)
     lobby = table.lobby_message()
     assert lobby.id == table.interactions[0].response.id  # type: ignore[union-attr]
@@ -88,7 +100,8 @@ async def test_a_whole_hand_by_four_members_from_newgame_to_the_count(
     runtime = await start_discord_bot(dc, memory_service(FAST), guild_ids=[guild.id])
     discord_bots.append(runtime)
     table = await new_table(dc, runtime, channel, guild, humans=4)
-    table.players[3].dms_open = False  # Uxue plays from "My cards" alone
+    await table.ask_for_dms(*table.players.values())
+    table.players[3].dms_open = False  # Uxue asked, but her DMs are closed: she plays from "My cards"
     await table.seat_everyone()
     await table.press(table.players[0], table.lobby_message(), f"{table.table_id}.L.start")
     stored, _ = await table.state()
@@ -113,6 +126,14 @@ async def test_a_whole_hand_by_four_members_from_newgame_to_the_count(
         assert any(has_card(m.content) for m in dc.dm_messages(table.players[seat]))
     assert dc.dm_messages(table.players[3]) == []
     assert any(has_card(m.content) for m in dc.ephemerals(table.players[3]))
+    # She was told once, ephemerally, that her DMs are closed (on her first interaction after the deal).
+    told = [
+        m
+        for m in dc.ephemerals(table.players[3])
+        if "cannot send you direct messages" in m.content.lower()
+        or "no puedo enviarte mensajes directos" in m.content.lower()
+    ]
+    assert len(told) == 1, [m.content for m in dc.ephemerals(table.players[3])]
     assert_clean(dc, table)
     await asyncio.sleep(0)
 
@@ -220,6 +241,10 @@ async def test_a_solo_game_in_direct_messages(
     await table.press(ane, created.response, start)
     await table.play(until=lambda t, m: t.hand_no >= 2 or t.status is not TableStatus.PLAYING)
     assert any(has_card(m.content) for m in dc.dm_messages(ane))
+    # What she asks for in the DM comes there too (she never asked for her cards by DM: she plays there).
+    before = len(dc.dm_messages(ane))
+    await table.slash(ane, "rules", {"full": True})
+    assert len(dc.dm_messages(ane)) >= before + 4, [m.content[:30] for m in dc.dm_messages(ane)]
     assert dc.rejected() == []
 
 
@@ -238,9 +263,11 @@ async def test_rules_help_leaderboard_and_a_language_per_server(
     assert not summary.ephemeral and summary.response is not None and "**" in summary.response.content
     helped = await table.slash(ane, "help")
     assert helped.response is not None and "/mus newgame" in helped.response.content
+    assert "/mus-admin language" in helped.response.content  # (the server's: /mus language is one's own)
     board = await table.slash(ane, "leaderboard", {"everyone": True})
     assert board.response is not None and not board.ephemeral
-    picker = await table.slash(ane, "language")
+    guild.member_permissions[ane.id] = USER_PERMISSIONS | PERMISSION_BITS["manage_guild"]
+    picker = await table.answered(dc.slash(ane, channel, "mus-admin", "language"))
     assert picker.response is not None and len(picker.response.buttons()) == 6
     chosen = await table.press(ane, picker.response, picker.response.button("Euskara"))
     assert chosen.ephemeral or chosen.callback_type == 4
@@ -283,8 +310,9 @@ async def test_more_opens_every_amount_privately_as_a_menu(
 
 
 def _amount_values(dc: FakeDiscord, user: object) -> list[str]:
-    values = [v for m in dc.dm_messages(user) for _, v in m.select_options() if ".env" in v]  # type: ignore[arg-type]
-    assert values, "no amount menu in the member's DMs"
+    shown = dc.dm_messages(user) + dc.ephemerals(user)  # type: ignore[arg-type]
+    values = [v for m in shown for _, v in m.select_options() if ".env" in v]
+    assert values, "no amount menu shown to the member alone"
     return values
 
 
@@ -356,6 +384,7 @@ async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     names = ("Ane", "Brais", "Iker", "Uxue")
     users = [dc.add_user(name, guilds=[guild]) for name in names]  # English clients
     table = await DiscordTable.open(dc, runtime, channel, users)
+    await table.ask_for_dms(*users)
     await table.seat_everyone()
     for option in ("o_mode", "o_senas"):
         await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.{option}")
@@ -376,7 +405,7 @@ async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     state, _ = await table.state()
     on_screen = table.find_table_message(state.hand_no)
     assert on_screen is not None and f"⚡ {names[maker]} made a seña!" in on_screen.content
-    catch = on_screen.button(f"⚡ {names[maker]}")
+    catch = on_screen.button(f"⚡ Catch {names[maker]}'s seña")
 
     caught = await table.press(users[rival], on_screen, catch)
     assert caught.ephemeral and caught.response is not None

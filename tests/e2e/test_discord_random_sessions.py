@@ -1,4 +1,5 @@
-"""Randomized sessions on Discord: three members (one with closed DMs) and a machine, pressing what people do.
+"""Randomized sessions on Discord: three members who asked for their cards by DM (one whose DMs are closed)
+and a machine, pressing what people do.
 
 Besides the right buttons they press components of older versions of any message they saw (a client that
 has not caught up), doubled taps that reach the bot together, buttons of tables they do not play at, forged
@@ -6,7 +7,8 @@ custom ids, "My cards" again and again, "More…" and its menu, and type ``/mus 
 happens, what members would notice must hold:
 
 - every interaction is answered once, within 3 s; every request follows Discord's spec; no traceback;
-- a member gets a new direct message only with new cards (never a copy of the one before);
+- a member gets a new direct message only with new cards (never a copy of the one before); the one whose
+  DMs are closed is told so once, ephemerally;
 - at most one message per table and slot shows live components in a channel (no live button on a
   superseded message);
 - no hidden card where others see it;
@@ -25,14 +27,16 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.discord.app import DiscordRuntime
-from bot.kernel import TableStatus
+from bot.kernel import TableState, TableStatus
 from bot.table import FlowSettings
 from engine.cards import card_name
 from engine.hand_types import Phase
+from engine.match import Match
 
 from .conftest import code_of, memory_service, slot_of, stamp_of
 from .discord_harness import DiscordTable, audit_no_card_leaks, ever_ids, start_discord_bot
 from .fake_discord import FakeDiscord, FakeInteraction, FakeUser, StoredMessage
+from .fake_discord_limits import DiscordLimits
 from .private_messages import repeated_private_messages
 
 JUNK = string.ascii_letters + string.digits + ".-_:"
@@ -84,6 +88,8 @@ async def random_session(
     users = [dc.add_user(name, guilds=[guild]) for name in ("Ane", "Brais", "Iker")]
     users[2].dms_open = False
     outsider = dc.add_user("Olatz", guilds=[guild])
+    table = DiscordTable(dc, runtime, runtime.client.handlers.service, channel)
+    await table.ask_for_dms(*users)
     table = await DiscordTable.open(dc, runtime, channel, users)
     await table.seat_everyone()
     for code in ("o_senas", "start"):
@@ -221,12 +227,22 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
         table, kinds = await random_session(dc, runtime, seed, hands=5)
     finally:
         await runtime.stop()
-    played, _ = await table.state()
+    assert_every_promise(dc, table, kinds, await table.state())
+
+
+def assert_every_promise(
+    dc: FakeDiscord,
+    table: DiscordTable,
+    kinds: collections.Counter[str],
+    stored: tuple[TableState, Match | None],
+) -> None:
+    """What the module docstring promises, after a session that left the table in ``stored``."""
+    state, _ = stored
     # The session really pressed old, forged and right components; a member decided in every
     # hand that ended (one machine cannot end a hand alone). How many presses a hand takes is the machines'
     # pace and the cards' (an órdago accepted at once ends a hand in three).
     assert {"old", "forged", "turn"} <= set(kinds), kinds  # ("My cards" only when the roll meets its button)
-    assert kinds["turn"] >= min(played.reported_hand, 5), (kinds, played.reported_hand)
+    assert kinds["turn"] >= min(state.reported_hand, 5), (kinds, state.reported_hand)
     assert dc.rejected() == [], dc.rejected()
     bad: list[FakeInteraction] = [
         i for i in dc.interactions if not i.answered or (i.answered_after or 0) > 3.0 or i.late_callbacks
@@ -234,7 +250,9 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
     assert bad == [], bad
     for user in table.players.values():
         assert repeated_private_messages([m.history for m in dc.dm_messages(user)]) == [], user.name
-    state, _ = await table.state()
+    closed = table.players[2]
+    told = [m for m in dc.ephemerals(closed) if "cannot send you direct messages" in m.content]
+    assert len(told) == 1 and dc.dm_messages(closed) == [], [m.content for m in dc.ephemerals(closed)]
     assert state.hand_no >= 5 or state.status is TableStatus.FINISHED
     assert assert_one_live_message_per_slot(dc) >= 1 or state.status is not TableStatus.PLAYING
     assert audit_no_card_leaks(dc, table) > 0
@@ -243,3 +261,22 @@ async def test_a_randomized_discord_session_keeps_every_promise(dc: FakeDiscord,
         assert len([t for t in texts if t.splitlines()[0].startswith(f"🂡 Hand {n} ")]) == 1, n
         final = table.find_table_message(n)
         assert final is not None and final.custom_ids() == [] and "Hand over" in final.content, final
+
+
+async def test_a_randomized_discord_session_on_discords_limits_keeps_every_promise() -> None:
+    """The same with Discord's rate limits enforced (5 messages and 5 edits per 5 s in a channel, 50
+    requests a second: 429 with ``retry_after``), the lanes calling up to ten times a second so that
+    discord.py's own pacing by the headers is what keeps the buckets, and one edit refused ``retry after
+    3`` on top: every promise holds, and nothing the bot sent went over the limits."""
+    seed = 4
+    async with FakeDiscord(limits=DiscordLimits()) as dc:
+        with dc.point_discord_py():
+            runtime = await start_discord_bot(dc, memory_service(FLOW, seed=seed), min_interval=0.1)
+            dc.inject_429("PATCH", r"^/channels/\d+/messages/", retry_after=3.0)
+            try:
+                table, kinds = await random_session(dc, runtime, seed, hands=5)
+            finally:
+                await runtime.stop()
+            assert_every_promise(dc, table, kinds, await table.state())
+            assert [c.injected for c in dc.calls if c.status == 429] == [True]
+            assert dc.limited() == []  # discord.py paced itself by the headers

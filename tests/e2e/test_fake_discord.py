@@ -68,7 +68,7 @@ def no_discord_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
 
 @pytest.fixture
 def club(dc: FakeDiscord) -> tuple[FakeGuild, FakeChannel, FakeUser]:
-    guild = dc.add_guild("Mus club", locale="es-ES")
+    guild = dc.add_guild("Mus club", locale="es-ES", community=True)
     channel = dc.add_channel(guild, "mus")
     ane = dc.add_user("Ane", locale="es-ES", guilds=[guild])
     return guild, channel, ane

@@ -387,6 +387,64 @@ async def test_private_chat_reachability(tg: FakeTelegram, http: aiohttp.ClientS
     assert_results_follow_spec(tg)
 
 
+async def test_the_bots_membership_as_telegram_tells_it(
+    tg: FakeTelegram, http: aiohttp.ClientSession
+) -> None:
+    """``my_chat_member`` when the bot is removed from a group, added back, blocked and unblocked (each
+    update checked against the Bot API spec), and the refusals in between, with Telegram's descriptions."""
+    ane = tg.add_user("Ane")
+    group = tg.add_group("Mus", members=[ane], admins=[ane])
+    basic = tg.add_group("Old", supergroup=False, members=[ane], admins=[ane])
+    assert (await api(http, tg, "sendMessage", chat_id=group.id, text="hola"))[0] == 200
+    tg.remove_bot_from(group)
+    tg.remove_bot_from(basic, banned=True)
+    status, body = await api(http, tg, "sendMessage", chat_id=group.id, text="?")
+    assert (status, body["description"]) == (403, "Forbidden: bot is not a member of the supergroup chat")
+    status, body = await api(http, tg, "sendMessage", chat_id=basic.id, text="?")
+    assert (status, body["description"]) == (403, "Forbidden: bot was kicked from the group chat")
+    message_id = tg.bot_messages(group)[0].message_id
+    status, _ = await api(http, tg, "editMessageText", chat_id=group.id, message_id=message_id, text="x")
+    assert status == 403  # its old messages cannot be edited either
+    tg.add_bot_back(group, by=ane)
+    assert (await api(http, tg, "sendMessage", chat_id=group.id, text="de vuelta"))[0] == 200
+    tg.restrict_bot(group, can_post=False)
+    status, body = await api(http, tg, "sendMessage", chat_id=group.id, text="?")
+    assert (status, body["description"]) == (
+        400,
+        "Bad Request: not enough rights to send text messages to the chat",
+    )
+    message_id = tg.bot_messages(group)[-1].message_id
+    assert (await api(http, tg, "editMessageText", chat_id=group.id, message_id=message_id, text="y"))[
+        0
+    ] == 200
+    tg.restrict_bot(group, can_post=True)
+    tg.user_starts_bot(ane)
+    tg.user_blocks_bot(ane)
+    tg.user_unblocks_bot(ane)
+    assert (await api(http, tg, "sendMessage", chat_id=ane.id, text="hola"))[0] == 200
+    _, body = await api(http, tg, "getUpdates", allowed_updates=["message", "my_chat_member"])
+    changes = [
+        (
+            u["my_chat_member"]["chat"]["id"],
+            u["my_chat_member"]["old_chat_member"]["status"],
+            u["my_chat_member"]["new_chat_member"]["status"],
+        )
+        for u in body["result"]
+        if "my_chat_member" in u
+    ]
+    assert changes == [
+        (group.id, "member", "left"),
+        (basic.id, "member", "kicked"),
+        (group.id, "left", "member"),
+        (group.id, "member", "restricted"),
+        (group.id, "restricted", "member"),
+        (ane.id, "member", "kicked"),
+        (ane.id, "kicked", "member"),
+    ]
+    assert all(u["my_chat_member"]["from"]["id"] == ane.id for u in body["result"] if "my_chat_member" in u)
+    assert_results_follow_spec(tg)
+
+
 async def test_callback_queries(http: aiohttp.ClientSession) -> None:
     async with FakeTelegram(TOKEN, "musbot_test", callback_timeout=0.2) as tg:
         group = tg.add_group("Mus")

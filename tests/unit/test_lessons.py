@@ -16,6 +16,7 @@ from bot.app import Service, ServiceDeps, lesson_number
 from bot.app._lesson_commands import LEARN_HINT, LEARN_PRIVATELY, LESSON_FOREIGN, LESSON_STALE, NO_SUCH_LESSON
 from bot.i18n import LANGUAGES, translator
 from bot.i18n import common as msg
+from bot.i18n.rules import rules_full
 from bot.kernel import (
     ChatRef,
     OutMessage,
@@ -97,7 +98,10 @@ def test_every_step_replays_and_its_right_choice_is_what_the_engine_says(lesson:
 def test_the_claims_of_the_texts_hold() -> None:
     """The few facts the English texts state about a hand are the engine's (every language says the same)."""
     by_key = {lesson.key: lesson for lesson in lessons()}
-    count = after_right(position(by_key["count"], 0))
+    pays = after_right(position(by_key["count"], 0))  # "Maite's duples… your 31 and Iker's 34"
+    assert [evaluate(pays.hands[s]).total for s in (0, 2)] == [31, 34]
+    assert evaluate(pays.hands[3]).pares_kind.name == "NONE" and pays.results[Lance.GRANDE].deje == 1
+    count = after_right(position(by_key["count"], 3))
     assert count.winner == 0 and [line.lance for line in count.count_lines] == [Lance.GRANDE]
     assert count.uncounted, "the rivals' pares and juego are not counted"
     grande = after_right(position(by_key["grande"], 1))
@@ -106,8 +110,8 @@ def test_the_claims_of_the_texts_hold() -> None:
     assert envites.results[Lance.GRANDE].amount == 2 and envites.scores == [0, 1]
     punto = position(by_key["juego"], 2).hand  # "nobody reaches 31"
     assert not any(evaluate(cards).has_juego for cards in punto.hands)
-    ordago = position(by_key["ordago"], 0).hand  # "you are mano with 31; Maite, with 32"
-    assert ordago.mano == LEARNER and [evaluate(ordago.hands[s]).total for s in (0, 1)] == [31, 32]
+    ordago = position(by_key["ordago"], 0).hand  # "you are mano with 31" (Maite's 32 is hers to know)
+    assert ordago.mano == LEARNER and evaluate(ordago.hands[0]).total == 31
 
 
 def test_a_wrong_move_changes_nothing_the_engine_keeps() -> None:
@@ -380,3 +384,118 @@ async def test_start_lessons_invitation_opens_them_privately() -> None:
     outcome = await make_service().accept_invite(ANE, StartLessons(5))
     step = only(outcome.messages)
     assert step.user == ANE.key and "Lesson 5/10" in step.text
+
+
+# --- the lessons teach in order and never give the answer away ----------------------------------------------
+
+
+def test_nothing_is_asked_before_a_lesson_taught_it() -> None:
+    taught: set[str] = set()
+    for lesson in lessons():
+        assert lesson.teaches, f"{lesson.key}: says what it teaches"
+        taught |= lesson.teaches
+        for n, (_deal, step) in enumerate(lesson.steps, 1):
+            missing = step.topics - taught
+            assert not missing, (
+                f"lesson {lesson.number} step {n} asks about {sorted(missing)} before it is taught"
+            )
+    assert "pares" not in lessons()[1].teaches  # lesson 2 once asked about pares, taught in lesson 5
+
+
+def test_the_count_lesson_teaches_what_each_line_pays() -> None:
+    count = next(lesson for lesson in lessons() if lesson.key == "count")
+    asked = [(step.ask, step.lance, step.right) for _deal, step in count.steps[:3]]
+    assert asked == [
+        ("paid", "pares", "stones 3"),
+        ("paid", "juego", "stones 5"),
+        ("paid", "grande", "stones 0"),
+    ]
+    for lang in LANGUAGES:  # every value is said: par 1, medias 2, duples 3, 31 = 3, other juego 2, punto 1
+        say = lesson_texts(lang)["count"].steps[0].say
+        assert all(n in say for n in ("1", "2", "3", "31")), lang
+        assert say.count("1") >= 3 and say.count("2") >= 2, lang
+
+
+def _hidden_totals(lesson: Lesson, index: int) -> set[str]:
+    """The juego totals of the seats whose cards the learner does not see at this step."""
+    pos = position(lesson, index)
+    if pos.deal.show == "all":
+        return set()
+    mine = str(evaluate(pos.hand.hands[LEARNER]).total)
+    scores = {str(v) for v in (*pos.hand.start_scores, pos.hand.config.target)}
+    totals = {str(evaluate(pos.hand.hands[seat]).total) for seat in range(4) if seat != LEARNER}
+    return totals - {mine} - scores
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_hidden_card_is_told_in_a_lesson(lang: str) -> None:
+    texts = lesson_texts(lang)
+    for lesson, index in STEPS:
+        words = texts[lesson.key].steps[index]
+        for total in _hidden_totals(lesson, index):
+            for text in (words.say, words.right, words.wrong):
+                assert not re.search(rf"(?<!\d){total}(?!\d)", text), (
+                    lang,
+                    lesson.key,
+                    index + 1,
+                    total,
+                    text,
+                )
+
+
+def test_a_question_is_not_answered_on_its_own_screen() -> None:
+    for lesson, index in STEPS:
+        pos = position(lesson, index)
+        step = pos.step
+        if step.plays:
+            continue
+        text = render.step_text("en", lesson, index, pos)
+        shown = text.rsplit("\n\n", 1)[0]  # everything but the explanation and question
+        if step.right.startswith("signal "):
+            sena = EN.gettext(render.SENA_NAMES[render.Sena(step.right.split()[1])])
+            assert sena not in shown, (lesson.key, index + 1)
+        # The stones on screen are those before the hand's count: its result is the question.
+        start = pos.hand.start_scores
+        for line in shown.splitlines():
+            if line.startswith("Stones:"):
+                assert line.startswith(f"Stones: your team {start[0]}, the rivals {start[1]} "), line
+    count = next(lesson for lesson in lessons() if lesson.key == "count")
+    screen = render.step_text("en", count, 3, position(count, 3))
+    assert "Stones: your team 39, the rivals 30" in screen and "39 to 30" in screen  # they agree
+
+
+TOLD_MANO = {"es": "tú eres mano", "en": "you are mano", "fr": "tu es la main", "pt": "tu és mão"}
+TOLD_MANO |= {"eu": "zu zara esku", "gl": "ti es man"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_question_is_answered_by_the_line_above_it(lang: str) -> None:
+    chica = lesson_texts(lang)["chica"].steps[1].say  # the tie goes to the mano: who is mano is on screen
+    assert TOLD_MANO[lang] not in chica.lower()
+    senas = next(lesson for lesson in lessons() if lesson.key == "senas")
+    assert senas.steps[-1][1].ask != "caught"  # the caught seña is on the line above: ask what it means
+
+
+CATCH_STEM = {"es": "caz", "en": "catch", "fr": "attrap", "pt": "apanh", "eu": "harrapa", "gl": "caz"}
+PRESS_THE_FLASH = {"es": "destello", "en": "flash", "fr": "éclair", "pt": "relâmpago", "eu": "tximista"}
+PRESS_THE_FLASH |= {"gl": "lóstrego"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_one_word_for_catching_a_sena_in_lessons_rules_and_buttons(lang: str) -> None:
+    t = translator(lang)
+    stem = CATCH_STEM[lang]
+    button = t.gettext(render.CATCH)
+    assert stem in button.lower()
+    step = lesson_texts(lang)["senas"].steps[1]
+    assert button.removeprefix("⚡ ") in step.say  # the lesson names the button it asks for
+    assert stem in step.say.lower() and stem in step.right.lower() + step.wrong.lower()
+    assert PRESS_THE_FLASH[lang] not in f"{step.say} {step.right} {step.wrong}".lower()
+    assert stem in rules_full(lang).lower()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_last_lesson_ends_by_offering_a_game(lang: str) -> None:
+    last = lessons()[-1]
+    done = render.done_view(lang, ANE.key, last)
+    assert "/newgame" in done.text.splitlines()[-1]  # a chat's own terms (a terminal says its command)

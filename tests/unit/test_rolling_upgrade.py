@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, english, human_step, users_by_key
 
-from bot.kernel import TableState
+from bot.kernel import OutMessage, TableState
 from bot.kernel import _model as model
 from engine.state import SCHEMA_VERSION as MATCH_SCHEMA_VERSION
 
@@ -154,3 +155,14 @@ def test_a_schema_version_that_is_not_a_number_is_still_refused(schema: object) 
     data["schema_version"] = schema
     with pytest.raises(ValueError):
         TableState.model_validate_json(json.dumps(data))
+
+
+def test_a_stored_view_from_a_newer_version_is_read_and_one_from_an_older_keeps_the_defaults() -> None:
+    view = OutMessage(slot="table", text="Ane's turn (⏱ 45 s)", chat="dc:1", table="abcdefgh", deadline=1.5e9)
+    newer = json.loads(view.to_json()) | {"glow": "gold"}  # a field a newer version added
+    assert OutMessage.from_json(json.dumps(newer)) == view
+    older = json.loads(view.to_json())
+    del older["deadline"]  # written before the live clock
+    assert OutMessage.from_json(json.dumps(older)) == replace(view, deadline=0.0)
+    with pytest.raises(ValueError):
+        OutMessage.from_json(json.dumps({"text": "no slot"}))

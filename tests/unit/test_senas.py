@@ -11,8 +11,16 @@ from engine.cards import FULL_DECK, parse_cards
 from engine.errors import CatchError, HandOverError, SenaError
 from engine.hand import Hand
 from engine.hand_types import HandConfig, Phase
-from engine.record import record_of
-from engine.senas import MAX_SENAS_PER_HAND, Sena, sena_is_true, true_senas
+from engine.record import record_of, replay
+from engine.senas import (
+    MAX_SENAS_PER_HAND,
+    MAX_SHOW_DELAY,
+    Sena,
+    SenaRecord,
+    catch_moment,
+    sena_is_true,
+    true_senas,
+)
 
 # -- when each seña is true --------------------------------------------------------------------------------
 
@@ -319,3 +327,45 @@ def test_senas_and_catches_are_in_the_record() -> None:
     hand.catch_sena(1, 0, 11.0)
     entries = record_of(hand).actions
     assert [tuple(e) for e in entries] == [(0, "sena dos_reyes", 10.0), (1, "catch 0", 11.0)]
+
+
+# --- the window belongs to the person: it counts from when the catcher's surface showed the seña ---------
+
+
+def test_a_catch_counts_from_when_the_sena_was_shown_and_replays_the_same() -> None:
+    hand = make_hand(window=3.0)
+    hand.make_sena(0, Sena.DOS_REYES, 10.0)
+    with pytest.raises(CatchError):
+        hand.catch_sena(1, 0, 14.2)  # 4.2 s after it was made: too late on the maker's clock
+    caught = hand.catch_sena(1, 0, 14.2, shown_at=13.0)  # shown 3 s late, caught 1.2 s after
+    assert caught.caught_at == pytest.approx(11.2)  # on the seña's clock
+    assert hand.view_for(1).senas[0].sena is Sena.DOS_REYES
+    again = replay(record_of(hand))
+    assert again.view_for(1).senas[0].sena is Sena.DOS_REYES and again.catches == hand.catches
+
+
+@pytest.mark.parametrize(
+    ("shown_at", "now", "moment"),
+    [
+        (13.0, 14.2, 11.2),  # 1.2 s after it was shown
+        (9.0, 11.0, 11.0),  # "shown" before it was made: no credit
+        (10.0 + MAX_SHOW_DELAY + 50, 10.0 + MAX_SHOW_DELAY + 51, 61.0),  # the delay is capped
+        (12.0, 11.0, 10.0),  # pressed before it was shown (clocks apart): never before the seña
+        (None, 12.5, 12.5),
+        (float("nan"), 12.5, 12.5),
+    ],
+)
+def test_the_catch_moment_takes_off_the_showing_delay(
+    shown_at: float | None, now: float, moment: float
+) -> None:
+    made = [SenaRecord(0, 0, Sena.DUPLES, 10.0, 0)]
+    assert catch_moment(made, 0, now, shown_at) == pytest.approx(moment)
+    assert catch_moment(made, 1, now, shown_at) == now  # no such seña: refused as it is
+
+
+def test_a_late_shown_sena_is_still_too_late_after_its_own_window() -> None:
+    hand = make_hand(window=3.0)
+    hand.make_sena(0, Sena.DOS_REYES, 10.0)
+    with pytest.raises(CatchError):
+        hand.catch_sena(1, 0, 16.1, shown_at=13.0)
+    assert hand.view_for(1).senas[0].sena is None

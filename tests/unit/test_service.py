@@ -619,6 +619,32 @@ async def test_a_sena_reaches_the_partner_and_flashes_for_the_rivals(h: Harness)
     assert not [b for b in h.on_screen(tid, "table", GROUP.key) if b.label.startswith("⚡")]
 
 
+async def test_a_catch_window_counts_from_when_the_surface_showed_the_sena(h: Harness) -> None:
+    """A surface that showed the seña late (the terminal's paced feed) says when: caught 1.2 s after it was
+    shown, 3.7 s after it was made; without that, or 3.1 s after it was shown, too late."""
+    tid, players, maker, token = await sena_table(h)
+    rival, rival2 = players[(maker + 1) % 4], players[(maker + 3) % 4]
+    made_at = h.now
+    assert (await h.press(players[maker], token)).ok
+    catch = next(b.token for b in h.on_screen(tid, "table", GROUP.key) if b.label.startswith("⚡"))
+    h.set_time(made_at + 3.7)
+    before = await snapshot(h, tid)
+    o = await h.press(rival2, catch)
+    assert (o.ok, o.answer) == (False, "Too late!")
+    late = await h.service.catch_shown(rival2, catch, shown_at=made_at + 0.6)
+    assert (late.ok, late.answer) == (False, "Too late!")
+    assert await snapshot(h, tid) == before
+    o = h.record(await h.service.catch_shown(rival, catch, shown_at=made_at + 2.5))
+    assert o.ok and o.answer is not None and o.answer.startswith("Caught!")
+    assert "made you a seña" not in h.shown(tid, "hand", rival.key).text
+    assert "You caught" in h.shown(tid, "hand", rival.key).text
+    o = await h.service.catch_shown(rival, catch, shown_at=made_at + 2.5)
+    assert not o.ok and o.answer == "You already caught it."
+    # Any other button goes through as a press.
+    o = await h.service.catch_shown(rival, "forged", shown_at=made_at)
+    assert not o.ok
+
+
 async def test_a_caught_sena_is_answered_as_an_alert(h: Harness) -> None:
     """views.Outcome.alert: "Show the answer as an alert the user must dismiss (e.g. a caught seña)"."""
     tid, players, maker, token = await sena_table(h)
@@ -951,6 +977,30 @@ async def test_cancel_closes_the_table_for_the_creator_only(h: Harness) -> None:
     assert await h.tables.table_for_chat(GROUP.key) is None
     o = await h.service.cancel(GROUP, ANE)
     assert not o.ok and o.answer == "There is no table in this chat. Start one with /newgame."
+
+
+async def test_one_s_own_language_is_kept_and_one_s_seat_follows_at_once(h: Harness) -> None:
+    tid = await started_pair(h)
+    o = await h.service.languages.own(BRAIS, "gl")
+    assert o.ok and "Galego" in (o.answer or ""), o.answer
+    assert await h.prefs.get_language(BRAIS.key) == "gl"
+    table = (await h.load(tid)).table
+    assert (
+        table.seats[table.seat_of(BRAIS.key) or 0].lang == "gl" and table.lang != "gl"
+    )  # (the table's stays)
+    mine = [m for m in o.messages if m.user == BRAIS.key and m.slot == "hand"]
+    assert mine and "As túas cartas" in mine[0].text  # drawn again, in Galician
+    with pytest.raises(ValueError):
+        await h.service.languages.own(BRAIS, "zz")
+
+
+async def test_a_moderator_may_cancel_a_table_they_do_not_sit_at(h: Harness) -> None:
+    tid = await started_pair(h)
+    zuri = UserRef("t:99", "Zuri", "en")
+    assert not (await h.service.cancel(GROUP, zuri)).ok  # not seated, not the creator
+    assert (await h.load(tid)).table.status is TableStatus.PLAYING
+    o = await h.service.cancel(GROUP, zuri, moderator=True)  # the platform says Zuri moderates the chat
+    assert o.ok and (await h.load(tid)).table.status is TableStatus.CANCELLED
 
 
 # --- fuzzing the buttons --------------------------------------------------------------------------------

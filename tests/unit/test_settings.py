@@ -120,6 +120,7 @@ TIMINGS = {
     "NEXT_HAND_DELAY": (0, 600),
     "CATCH_WINDOW": (0.5, 60),
     "LOBBY_TIMEOUT": (1, 604800),
+    "PAUSE_LIMIT": (60, 2592000),
 }
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.i18n import translator
 from bot.kernel import HandPosition, Seat, TableOptions, TableState, TableStatus, parse_token, turn_stamp
-from bot.screens import Renderer
+from bot.screens import Renderer, hand_summary
+from bot.screens._labels import pares_words
 from engine.actions import parse_action
 from engine.cards import FULL_DECK, parse_cards
 from engine.hand import Hand
@@ -138,7 +140,7 @@ def test_the_count_explains_each_line_and_where_it_stopped_at_the_target() -> No
     all_paso(match)
     showdown = Renderer(table, match, 0.0).showdown().text
     lines = showdown.splitlines()
-    assert "Ane: R🪙 R🍷 C🪙 S🪙 (par · juego 40)" in lines  # no "(punto 16; 16)" repetition
+    assert "Ane: R🪙 R🍷 C🪙 S🪙 (par of kings · juego 40)" in lines  # no "(punto 16; 16)" repetition
     assert "  GRANDE: en paso 1 = 1 → Ane and 🤖 Iker" in lines
     assert "  CHICA: en paso 1 = 1 → Brais and 🤖 Nerea" in lines
     assert "  PARES: en paso + Ane par: 1 + 🤖 Iker par: 1 = 2 → Ane and 🤖 Iker" in lines
@@ -147,7 +149,7 @@ def test_the_count_explains_each_line_and_where_it_stopped_at_the_target() -> No
         " (not counted: the game was already won)" in lines
     )
     assert "The count stopped at 40: Ane and 🤖 Iker won the game before the later lances." in lines
-    assert "Score: 40 – 39" in lines
+    assert "Score: Ane and 🤖 Iker 40 – 39 Brais and 🤖 Nerea" in lines  # each pair named
 
 
 def test_the_score_never_reads_past_the_target() -> None:
@@ -160,7 +162,8 @@ def test_the_score_never_reads_past_the_target() -> None:
     assert hand is not None and hand.scores[0] > 40  # the engine pays the whole lance…
     renderer = Renderer(table, match, 0.0)
     text = renderer.showdown().text
-    assert "Score: 40 – " in text and str(hand.scores[0]) not in text.split("Score:")[1]  # …players read 40
+    assert "Score: Ane and 🤖 Iker 40 – " in text  # …players read 40
+    assert str(hand.scores[0]) not in text.split("Score:")[1]
     assert "  PARES: accepted 30 + Ane medias: 2 + 🤖 Iker duples: 3 = 35 → Ane and 🤖 Iker" in text
     table_text = renderer.table_message().text
     assert "Ane and 🤖 Iker · 8 amarracos (40)" in table_text
@@ -213,3 +216,18 @@ def test_no_catch_button_for_a_sena_no_person_can_catch() -> None:
     assert "catch0" in codes(message.buttons)
     late = Renderer(group, match, 20.0).table_message()  # the window closed
     assert not any(c.startswith("catch") for c in codes(late.buttons)) and "⚡" not in late.text
+
+
+def test_pares_say_which_ranks() -> None:
+    en = translator("en")
+    said = {
+        "12o 12c 7o 4e": "par of kings",
+        "1o 2c 1e 5o": "medias of aces",
+        "12o 3c 7o 7c": "duples of kings and sevens",
+        "10o 10c 10e 10b": "duples of jacks",
+        "12o 7c 5e 1b": "no pares",
+    }
+    for cards, words in said.items():
+        assert pares_words(en, parse_cards(cards.split())) == words
+    es = translator("es")
+    assert hand_summary(es, parse_cards(["12o", "3c", "7o", "7c"])) == "duples de reyes y sietes · juego 34"
