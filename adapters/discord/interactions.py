@@ -34,7 +34,7 @@ from adapters.discord.languages import reader
 from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
 from adapters.discord.mentions import commands_in, rewrite
 from adapters.discord.private_hands import NoHands, PrivateHands
-from adapters.discord.timing import DISCORD, interaction_times
+from adapters.discord.timing import DISCORD, interaction_times, shown_at
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
 from bot.i18n import common as msg
@@ -293,7 +293,7 @@ class DiscordHandlers:
                 token = read_token(data)  # parsed once, here: the service and the answer below use it
                 if await access.refused(self, interaction, chat, user):  # the bot may not post here
                     return
-                pressed = self.service.press(user, token, chat)
+                pressed = self.service.press(user, token, chat, shown_at=shown_at(interaction))
                 outcome = await self._in_time(interaction, pressed, times, command=False)
                 outcome = await access.resumed(self, interaction, chat, user, outcome)  # a paused table
                 await self._answer_token(interaction, user, token, outcome)

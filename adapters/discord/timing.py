@@ -40,3 +40,18 @@ def interaction_times(interaction: discord.Interaction[Any], window: AnswerWindo
     age = time.time() - interaction.created_at.timestamp()
     arrival = asyncio.get_running_loop().time() - min(max(age, 0.0), INTERACTION_WINDOW)
     return window.times(arrival)
+
+
+def shown_at(interaction: discord.Interaction[Any]) -> float | None:
+    """When the pressed message was last drawn (its edit time, else its creation): a ⚡'s catch window
+    counts from it. ``None`` unless the message still carries the pressed component (a press on one since
+    removed is judged by the core's clock alone)."""
+    message = interaction.message
+    custom_id = interaction.data.get("custom_id") if interaction.data is not None else None
+    if message is None or not any(
+        getattr(child, "custom_id", None) == custom_id
+        for row in message.components
+        for child in getattr(row, "children", ())
+    ):
+        return None
+    return (message.edited_at or message.created_at).timestamp()

@@ -18,6 +18,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from telegram import CallbackQuery, Update
 from telegram.error import TelegramError
@@ -303,7 +304,7 @@ class TelegramHandlers:
             else:
                 # The chat is where a chat-scoped button (the language picker) acts.
                 chat = None if query.message is None else chat_ref(query.message.chat)
-                outcome = await self.service.press(user, token, chat)
+                outcome = await self.service.press(user, token, chat, shown_at=shown_at(query))
                 answer, alert = outcome.answer, outcome.alert
                 self.render(outcome)
         except Exception:  # the callback is answered whatever happens
@@ -336,3 +337,16 @@ class TelegramHandlers:
             return self.deep_link(f"j{token.table}{token.command.seat}")
         hand = token.hand
         return None if not hand else self.deep_link(encode_invite(ShowStory(token.table, hand)))
+
+
+def shown_at(query: CallbackQuery) -> float | None:
+    """When the pressed message was last drawn (Telegram's ``edit_date``, else ``date``; whole seconds, so
+    at most a second early): a ⚡'s catch window counts from it. ``None`` unless the message still carries
+    the pressed button (a press on a button since removed is judged by the core's clock alone)."""
+    message = query.message
+    markup = getattr(message, "reply_markup", None)
+    rows = markup.inline_keyboard if markup is not None else ()
+    if not any(button.callback_data == query.data for row in rows for button in row):
+        return None
+    when = getattr(message, "edit_date", None) or getattr(message, "date", None)
+    return when.timestamp() if isinstance(when, datetime) else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bot.history import KeptHand, kept_hand
 from bot.i18n.markers import N_
-from bot.kernel import MACHINE_MARK, MACHINE_NAMES, OutMessage, TableStatus
+from bot.kernel import MACHINE_MARK, MACHINE_NAMES, OutMessage, TableState, TableStatus
 from bot.leaderboard import MACHINE_PREFIX, GameResult, PlayerRef
 from bot.screens import SENA_NAMES, Renderer, picker_open, seat_name
 from bot.table import (
@@ -36,6 +36,7 @@ from bot.table import (
     TableShown,
 )
 from engine.hand_types import Phase
+from engine.match import Match
 
 _ = N_
 log = logging.getLogger(__name__)
@@ -105,7 +106,7 @@ def drawn(ctx: TableContext, found: Before) -> Drawn:
     table = ctx.table
     if table.paused is not None:
         return Drawn(())
-    r = Renderer(table, ctx.match, ctx.now, turn_seconds=ctx.settings.turn_timeout)
+    r = _renderer(ctx, table, ctx.match)
     views: list[OutMessage] = []
     finished: list[HandFinished] = []
     answer: Answer = None
@@ -175,7 +176,7 @@ def _private_hands(r: Renderer, seats: Iterable[int], *, fresh: bool) -> list[Ou
 def _hand_end(ctx: TableContext, finished: HandFinished, *, fresh: bool) -> list[OutMessage]:
     """A finished hand's last table (new when this command dealt it too: it must not edit the last hand's)
     and its showdown, as the table stood when it ended."""
-    r = Renderer(finished.table, finished.match, ctx.now, turn_seconds=ctx.settings.turn_timeout)
+    r = _renderer(ctx, finished.table, finished.match)
     return [r.table_message(fresh=fresh), r.showdown()]
 
 
@@ -244,3 +245,9 @@ def private_signature(ctx: TableContext) -> object:
         tuple(len(h) for h in hand.hands),
         tuple((tuple(s.discard_pick), s.discard_ready, s.lang) for s in ctx.table.seats),
     )
+
+
+def _renderer(ctx: TableContext, table: TableState, match: Match | None) -> Renderer:
+    """The renderer of ``table`` now, with the flow's turn time and the seña lag a chat allows."""
+    settings = ctx.settings
+    return Renderer(table, match, ctx.now, turn_seconds=settings.turn_timeout, catch_lag=settings.catch_lag)

@@ -29,6 +29,7 @@ from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.kernel import (
     CHAT_SCOPE,
+    CatchSena,
     ChatRef,
     ExportMatch,
     Invite,
@@ -222,10 +223,16 @@ class Service:
 
         return await self.tables.run(table_id, user, step)
 
-    async def press(self, user: UserRef, pressed: object, chat: ChatRef | None = None) -> Outcome:
+    async def press(
+        self, user: UserRef, pressed: object, chat: ChatRef | None = None, *, shown_at: float | None = None
+    ) -> Outcome:
         """A button press, in ``chat`` when the platform says where: its token as the adapter parsed it where
         the press entered (``None``: it did not parse, a forged press), or the raw data of a surface that
         does not parse it itself (the terminal), parsed here once.
+
+        ``shown_at`` (the service's clock): when the pressed message was last drawn on the presser's screen,
+        where the surface knows (a chat's paced edit lands up to a second late, the terminal's feed is
+        paced): a ⚡'s catch window counts from it, never from later than the press.
 
         Anything forged or stale changes nothing. Chat-scoped buttons (the language picker) need ``chat``.
         """
@@ -234,6 +241,9 @@ class Service:
         if token is None:
             lang = normalize_language(user.lang) if user.lang else DEFAULT_LANGUAGE
             outcome = Outcome(answer=say(lang, msg.STALE_BUTTON), ok=False)
+        elif shown_at is not None and isinstance(token.command, CatchSena) and token.table != CHAT_SCOPE:
+            seen = min(shown_at, self.deps.clock())
+            outcome = await self.tables.run(token.table, user, dispatch_catch(user, token, seen))
         else:
             outcome = await self.presses.handle(user, token, chat)
         action = "forged" if token is None else type(token.command).__name__
@@ -241,11 +251,8 @@ class Service:
         return outcome
 
     async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
-        """A ⚡ on a surface that showed the seña late (a paced feed): its window counts from ``shown_at``."""
-        token = pressed if isinstance(pressed, Token) else read_token(pressed)
-        if token is None or token.table == CHAT_SCOPE or self.presses.handler_for(token) != self._table_press:
-            return await self.press(user, pressed)  # (not a table's button: a press like any other)
-        return await self.tables.run(token.table, user, dispatch_catch(user, token, shown_at))
+        """A press on a surface that showed the table at ``shown_at`` (see :meth:`press`)."""
+        return await self.press(user, pressed, shown_at=shown_at)
 
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""

@@ -130,7 +130,9 @@ class Drawer:
         that offered it (it shows it)."""
         message, kind = item.message, item.kind
         shown = self.shown.get(chat_id, message)
-        shares = kind is ViewCall.DRAW and not message.fresh
+        # (A view tried before, refused by the platform — a rate limit —, was offered by this very worker:
+        # the offer saying "the same" would be its own, which nobody showed.)
+        shares = kind is ViewCall.DRAW and not message.fresh and item.attempts == 0
         offer = await self.offer(chat_id, message, shares=shares, posts=kind is not ViewCall.RESHOW)
         if offer.same:
             # The worker that offered the same view shows it (posts it, or shows the newest again if one

@@ -15,7 +15,7 @@ from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
 from engine.evaluation import Lance, ParesKind, evaluate
 from engine.hand_types import Phase
 from engine.match import amarracos
-from engine.senas import Sena
+from engine.senas import Sena, SenaRecord
 
 _ = N_
 
@@ -231,3 +231,8 @@ CATCH_SECOND = _("⚡ Catch {name}'s second seña")
 def catch_label(t: Translator, name: str, second: bool) -> str:
     """The button that catches a seña: whose, and which of theirs when they made two (one button each)."""
     return t.format(CATCH_SECOND if second else CATCH_BUTTON, name=name)
+
+
+def second_sena(made: Sequence[SenaRecord], index: int) -> bool:
+    """Whether seña ``index`` of those ``made`` is not its maker's first of the hand (its ⚡ says so)."""
+    return any(s.seat == made[index].seat for s in made[:index])

@@ -41,6 +41,7 @@ from bot.screens._labels import (
     labelled,
     named_score,
     seat_name,
+    second_sena,
     stones_label,
     team_names,
 )
@@ -61,17 +62,25 @@ class Renderer:
     """Builds the views of one table at one moment (``now``, the service's clock)."""
 
     def __init__(
-        self, table: TableState, match: Match | None, now: float, *, turn_seconds: float | None = None
+        self,
+        table: TableState,
+        match: Match | None,
+        now: float,
+        *,
+        turn_seconds: float | None = None,
+        catch_lag: float = 0.0,
     ) -> None:
         """Render ``table`` whose live match is ``match`` (``None`` in the lobby).
 
         ``turn_seconds`` is the time a person has for a turn, shown once per turn (a countdown redrawn every
-        second would cost the group's message budget for nothing).
+        second would cost the group's message budget for nothing). A seña's ⚡ shows ``catch_lag`` seconds
+        past its window, for a screen that showed it late (its catch counts from then).
         """
         self.table = table
         self.match = match
         self.now = now
         self.turn_seconds = turn_seconds
+        self.catch_lag = catch_lag
         self.t = translator(table.lang)
 
     # --- lobby ---------------------------------------------------------------------------------------
@@ -281,7 +290,7 @@ class Renderer:
         """Señas a person can still catch: inside the window, with a human rival (machines catch at once)."""
         live = []
         for s in hand.senas:
-            if not hand.catch_window_open(s.index, self.now):
+            if not self._catchable(hand, s.index):
                 continue
             rivals = ((s.seat + 1) % 4, (s.seat + 3) % 4)
             if any(self.table.seats[r].human for r in rivals):
@@ -293,23 +302,21 @@ class Renderer:
         return [
             t.format(N_("⚡ {name} made a seña!"), name=seat_name(self.table, s.seat))
             for s in hand.senas
-            if hand.catch_window_open(s.index, self.now)
+            if self._catchable(hand, s.index)
         ]
 
+    def _catchable(self, hand: Hand, index: int) -> bool:
+        """Whether seña ``index`` may still be caught on some screen: its window, plus the lag allowed."""
+        return hand.catch_window_open(index, max(hand.senas[index].made_at, self.now - self.catch_lag))
+
     def _flash_buttons(self, hand: Hand) -> list[tuple[Button, ...]]:
-        live = self._live_senas(hand)
-        if not live:
-            return []
-        stamp = hand_stamp(self.table.hand_no)
-        return [
-            tuple(
-                Button(
-                    catch_label(self.t, seat_name(self.table, hand.senas[i].seat), _second(hand, i)),
-                    make_token(self.table.id, stamp, f"catch{i}"),
-                )
-                for i in live[-4:]
-            )
-        ]
+        buttons = [self._catch_button(hand, i) for i in self._live_senas(hand)]
+        return [tuple(buttons[-4:])] if buttons else []
+
+    def _catch_button(self, hand: Hand, index: int) -> Button:
+        made = hand.senas
+        label = catch_label(self.t, seat_name(self.table, made[index].seat), second_sena(made, index))
+        return Button(label, make_token(self.table.id, hand_stamp(self.table.hand_no), f"catch{index}"))
 
     # --- private hand --------------------------------------------------------------------------------
 
@@ -387,8 +394,3 @@ class Renderer:
             table=self.table.id,
             deadline=deadline,
         )
-
-
-def _second(hand: Hand, index: int) -> bool:
-    """Whether seña ``index`` is not its maker's first of the hand (its button then says so)."""
-    return any(s.seat == hand.senas[index].seat for s in hand.senas[:index])

@@ -60,7 +60,8 @@ def after_sena(ctx: TableContext, sena_index: int) -> None:
     assert match is not None and match.hand is not None
     machines_catch(ctx, sena_index)
     maker = match.hand.senas[sena_index].seat
-    ctx.record(SenaMade(maker, ctx.table.hand_no, sena_index, ctx.now + match.config.catch_window))
+    window_ends = ctx.now + match.config.catch_window + ctx.settings.catch_lag  # (⚡ kept for a late screen)
+    ctx.record(SenaMade(maker, ctx.table.hand_no, sena_index, window_ends))
 
 
 def machine_move(ctx: TableContext, seat: int) -> None:

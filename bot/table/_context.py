@@ -69,6 +69,9 @@ class FlowSettings:
     machine_delay: float = 1.5
     next_hand_delay: float = 4.0
     catch_window: float = 3.0
+    catch_lag: float = 2.0
+    """How late a chat may show a seña (a paced edit, a rate limit): its ⚡ stays that much longer, and a
+    press counts from when the presser's message showed it (:meth:`bot.app.Service.press`'s ``shown_at``)."""
     lobby_timeout: float = 900.0
     timeouts_to_autopilot: int = 2
     pause_limit: float = 86400.0

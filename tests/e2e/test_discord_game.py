@@ -372,13 +372,60 @@ async def test_shards_split_across_two_processes_on_one_store(dc: FakeDiscord) -
     assert_clean(dc)
 
 
+async def test_a_sena_shown_late_is_caught_1_2_s_after_it_appeared(
+    dc: FakeDiscord, discord_bots: list[DiscordRuntime]
+) -> None:
+    """The channel's edit showing the ⚡ lands 2 s late (a 429 discord.py waits out): a rival reacting 1.2 s
+    after it appeared — past the window counted from the making — still catches it (issue 23)."""
+    guild = dc.add_guild("Mus club", locale="en-US")
+    channel = dc.add_channel(guild, "mus")
+    window = 3.0
+    flow = FlowSettings(turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window)
+    runtime = await start_discord_bot(dc, memory_service(flow, seed=3), guild_ids=[guild.id])
+    discord_bots.append(runtime)
+    names = ("Ane", "Brais", "Iker", "Uxue")
+    users = [dc.add_user(name, guilds=[guild]) for name in names]
+    table = await DiscordTable.open(dc, runtime, channel, users)
+    await table.ask_for_dms(*users)
+    await table.seat_everyone()
+    for option in ("o_mode", "o_senas"):
+        await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.{option}")
+    await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.start")
+
+    def hand_of(seat: int) -> StoredMessage:
+        return [m for m in dc.dm_messages(users[seat]) if has_card(m.content)][-1]
+
+    maker = next(s for s in range(4) if any((b[0] or "").startswith("Seña:") for b in hand_of(s).buttons()))
+    rival = (maker + 1) % 4
+    _, custom_id, _ = next(b for b in hand_of(maker).buttons() if (b[0] or "").startswith("Seña:"))
+    state, _ = await table.state()
+    on_screen = table.find_table_message(state.hand_no)
+    assert on_screen is not None
+    label = f"⚡ Catch {names[maker]}'s seña"
+    dc.inject_429("PATCH", rf"/channels/{channel.id}/messages/", retry_after=2.0)  # the ⚡ lands 2 s late
+    made_at = dc.now()
+    await table.press(users[maker], hand_of(maker), custom_id or "")
+    await dc.wait_for(lambda: label in [b[0] for b in on_screen.buttons()], timeout=8.0)
+    shown_at = next(v.at for v in on_screen.versions if label in str(v.components))
+    assert shown_at - made_at >= 1.5, "the 429 held the ⚡ back"
+    await asyncio.sleep(max(0.0, shown_at + 1.2 - dc.now()))  # a person's reaction, from seeing it
+    assert dc.now() - made_at > window, "pressed after the window counted from the making"
+    caught = await table.press(users[rival], on_screen, on_screen.button(label))
+    assert caught.response is not None and caught.response.content.startswith(
+        f"Caught! {names[maker]}'s seña"
+    )
+    assert_clean(dc, table)
+
+
 async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     dc: FakeDiscord, discord_bots: list[DiscordRuntime]
 ) -> None:
     guild = dc.add_guild("Mus club", locale="en-US")  # the server's language, until /mus language
     channel = dc.add_channel(guild, "mus")
     window = 1.0
-    flow = FlowSettings(turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window)
+    flow = FlowSettings(
+        turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window, catch_lag=0
+    )
     runtime = await start_discord_bot(dc, memory_service(flow, seed=3), guild_ids=[guild.id])
     discord_bots.append(runtime)
     names = ("Ane", "Brais", "Iker", "Uxue")

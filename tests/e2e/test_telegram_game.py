@@ -536,7 +536,9 @@ async def test_solo_game_in_a_private_chat(tg: FakeTelegram, bot: RunningBot) ->
 async def test_sena_and_the_catch(tg: FakeTelegram, bots: list[RunningBot]) -> None:
     """A seña goes privately to the partner; a rival pressing ⚡ in time learns it (an alert), nobody else."""
     window = 1.0
-    flow = FlowSettings(turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window)
+    flow = FlowSettings(
+        turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window, catch_lag=0
+    )
     bot = await start_bot(tg, memory_service(flow, seed=3))
     bots.append(bot)
     table = await open_table(tg, bot, options=("o_mode", "o_senas"))
@@ -591,6 +593,41 @@ async def test_sena_and_the_catch(tg: FakeTelegram, bots: list[RunningBot]) -> N
         for text, _ in version_texts(message):
             assert "seña:" not in text, text
     assert audit_no_card_leaks(tg, table) > 0
+    assert_clean(tg)
+
+
+async def test_a_sena_shown_late_is_caught_1_2_s_after_it_appeared(
+    tg: FakeTelegram, bots: list[RunningBot]
+) -> None:
+    """The group's edit showing the ⚡ lands 2 s late (a 429): a rival reacting 1.2 s after it appeared —
+    3 s after the seña was made, past the window counted from the making — still catches it (issue 23)."""
+    window = 3.0
+    flow = FlowSettings(turn_timeout=3600, machine_delay=0, next_hand_delay=0, catch_window=window)
+    bot = await start_bot(tg, memory_service(flow, seed=3))
+    bots.append(bot)
+    table = await open_table(tg, bot, options=("o_mode", "o_senas"))
+    hands = {seat: table.hand_message(seat, 1) for seat in range(4)}
+    maker = next(s for s, m in hands.items() if m is not None and any("Seña:" in t for t, _ in m.buttons))
+    rival = (maker + 1) % 4
+    private = table.hand_message(maker, 1)
+    assert private is not None
+    data = next(d for t, d in private.buttons if t.startswith("Seña:"))
+    on_screen = table.table_message(1)
+    label = f"⚡ Catch {NAMES[maker]}'s seña"
+    tg.fail_next("editMessageText", 429, retry_after=2, chat_id=table.chat.id)  # the ⚡ lands 2 s late
+    made_at = tg.now()
+    await table.press(table.players[maker], private, data)  # type: ignore[arg-type]
+    await tg.wait_for(lambda: label in [t for t, _ in on_screen.buttons], timeout=6.0)
+    shown = next(
+        c
+        for c in tg.calls("editMessageText")
+        if c.params.get("chat_id") == table.chat.id and c.status == 200 and label in str(c.params)
+    )
+    assert shown.finished is not None and shown.finished - made_at >= 1.5, "the 429 held the ⚡ back"
+    await asyncio.sleep(max(0.0, shown.finished + 1.2 - tg.now()))  # a person's reaction, from seeing it
+    assert tg.now() - made_at > window, "pressed after the window counted from the making"
+    record = await table.press(table.players[rival], on_screen, on_screen.button_data(label))
+    assert record.answer["text"].startswith(f"Caught! {NAMES[maker]}'s seña: "), record.answer  # type: ignore[index]
     assert_clean(tg)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -149,6 +150,23 @@ async def test_a_rate_limit_waits_then_sends_the_newest_state(
     await delivery.flush()
     assert delivery.stats["retry_after"] == 1
     assert [v[0] for v in platform.messages.values()] == ["three"]
+    await delivery.close()
+
+
+async def test_a_table_state_refused_by_a_rate_limit_is_drawn_after_the_wait(
+    platform: FakeTransport, surfaces: MemorySurfaces
+) -> None:
+    """A versioned view offered to the store, then refused with a 429, is this worker's own offer on its
+    retry: it must still be drawn (it used to be skipped as "shown by the worker that offered it", and the
+    table stayed stale until its next change)."""
+    delivery = Delivery(platform, surfaces, min_interval=0)
+    delivery.deliver([replace(table_view("one", fresh=True), version=1, since=1)])
+    await delivery.flush()
+    platform.fail_next.append(RateLimited(0.1))
+    delivery.deliver([replace(table_view("two"), version=2, since=1)])
+    await delivery.flush()
+    assert delivery.stats["retry_after"] == 1
+    assert [v[0] for v in platform.messages.values()] == ["two"]
     await delivery.close()
 
 
