@@ -13,7 +13,10 @@ import struct
 import subprocess
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from adapters.console import app as console
 from bot.i18n import translator
@@ -76,12 +79,33 @@ class Terminal:
                 except OSError:
                     break
         code = self.process.wait(timeout=max(1.0, deadline - time.monotonic()))
-        os.close(self.master)
+        self.close()
         return code
 
+    def close(self) -> None:
+        """Hang up (closing the terminal, as a window closed): a process still running is stopped."""
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
 
-def test_on_a_terminal_the_full_screen_opens_plays_and_quits_saved(tmp_path: Path) -> None:
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    """Terminals opened by a test; each one hung up after it, pass or fail (no process outlives a test)."""
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.close()
+
+
+def test_on_a_terminal_the_full_screen_opens_plays_and_quits_saved(
+    tmp_path: Path, terminals: list[Terminal]
+) -> None:
     terminal = Terminal(command(tmp_path, "--pace", "0.05"))
+    terminals.append(terminal)
     terminal.read_until("q quit")  # the keys, at the bottom of the first screen
     terminal.read_until("Start")
     terminal.press("5")  # ▶ Start (the fifth of the solo lobby's buttons)
@@ -94,8 +118,9 @@ def test_on_a_terminal_the_full_screen_opens_plays_and_quits_saved(tmp_path: Pat
     assert saved.split(":")[0] in terminal.seen.replace("\r\n", " ").replace("\n", " ").replace("  ", " ")
 
 
-def test_plain_keeps_the_line_mode_on_a_terminal(tmp_path: Path) -> None:
+def test_plain_keeps_the_line_mode_on_a_terminal(tmp_path: Path, terminals: list[Terminal]) -> None:
     terminal = Terminal(command(tmp_path, "--plain"))
+    terminals.append(terminal)
     terminal.read_until("[5]")  # numbered buttons, printed as lines
     terminal.read_until("> ")
     terminal.press("q\n")
