@@ -178,7 +178,10 @@ async def main() -> None:
         "Text captures of a real seeded game (two people, two machine players), written by "
         "`python docs/make_screens.py` through the bot's own service: what a Telegram group and a player's "
         "private chat show. Buttons are shown in brackets. The same seed deals the same cards in every "
-        "language, so the sections read side by side.\n",
+        "language, so the sections read side by side. The same game on other surfaces: the web table with "
+        "real cards ([web.md](web.md), screenshots at phone size), the full-screen terminal "
+        "([terminal-fullscreen.md](terminal-fullscreen.md)) and its line mode "
+        "([terminal.md](terminal.md)).\n",
     ]
     for lang in LANGUAGES:
         parts.append(f"\n## {LANGUAGE_NAMES[lang]}\n")
