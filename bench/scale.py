@@ -1,7 +1,7 @@
 """Scaling benchmark: 1, 2 and 4 ``musbot run`` workers behind a webhook, on one Redis and on a Redis Cluster.
 
     python bench/scale.py [--duration S] [--warmup S] [--tables N] [--in-flight N] [--workers 1,2,4]
-                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens]
+                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens] [--profile DIR]
 
 Prints figures only (no assertions). Everything runs on 127.0.0.1, one configuration after the other (the
 Redis backends × the worker counts, six by default):
@@ -144,6 +144,11 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="one Redis only, no Redis Cluster")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs", type=Path, help="keep a copy of the workers' logs in this directory")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="run each worker under cProfile and write its profile in this directory (CPU figures grow)",
+    )
     parser.add_argument(
         "--check-screens",
         action="store_true",

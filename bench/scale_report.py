@@ -27,6 +27,8 @@ class Result:
     redis_cores: float
     generator_cores: float
     redis_commands: int
+    redis_by_command: Counter[str]
+    """The workers' Redis commands by name (those a script runs counted too, as Redis counts them)."""
     generator_reads: int
     tracebacks: int
     errors: Counter[str]
@@ -122,6 +124,11 @@ def print_details(result: Result) -> None:
         f"'message is not modified'; the adapter's ChatRateLimiter allows 25/s per worker "
         f"process); generator reads of Redis: {result.generator_reads / max(1, result.actions):.2f} per "
         "action (not in the Redis commands per action)"
+    )
+    per_action = max(1, result.actions)
+    print(
+        "    Redis commands per action, by command: "
+        + ", ".join(f"{name} {n / per_action:.2f}" for name, n in result.redis_by_command.most_common(12))
     )
     if result.checked:
         print(

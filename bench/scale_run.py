@@ -42,7 +42,8 @@ class Window:
     cpu_after: dict[int, float] = field(default_factory=dict)
     machine: float = 0.0
     """CPU seconds the whole machine was busy during the window."""
-    commands: int = 0
+    commands: Counter[str] = field(default_factory=Counter)
+    """Redis commands run during the window, by name (the generator's reads included)."""
     reads: int = 0
 
 
@@ -88,7 +89,11 @@ class Run:
             )
             log = self.tmp / f"{self.backend.name}-{self.n_workers}w-worker{i}.log"
             url = f"http://127.0.0.1:{port}/tg-{self.secret}"
-            worker = Worker(env, log, self.tmp / "cwd", url)
+            profile = None
+            if self.args.profile is not None:
+                self.args.profile.mkdir(parents=True, exist_ok=True)
+                profile = self.args.profile / f"{self.backend.name}-{self.n_workers}w-worker{i}.prof"
+            worker = Worker(env, log, self.tmp / "cwd", url, profile)
             self.workers.append(worker)
             worker.start()
         self.ready = list(await asyncio.gather(*(w.ready() for w in self.workers)))
@@ -136,7 +141,8 @@ class Run:
             window.end, window.cpu_after = self.tg.now(), self.sample_cpu()
             window.machine = machine_busy() - machine
             window.reads = load.reads - reads_before
-            window.commands = await asyncio.to_thread(self.backend.commands) - commands_before
+            window.commands = await asyncio.to_thread(self.backend.commands)
+            window.commands.subtract(commands_before)
             hands = await load.hands_dealt()
             load.stopping = True
             with contextlib.suppress(TimeoutError):
@@ -226,7 +232,8 @@ class Run:
             worker_cores=[cores.get(k.pid, float("nan")) for k in self.workers if k.pid is not None],
             redis_cores=sum(c for pid, c in cores.items() if names.get(pid) == "redis"),
             generator_cores=cores.get(os.getpid(), float("nan")),
-            redis_commands=w.commands - w.reads,
+            redis_commands=w.commands.total() - w.reads,
+            redis_by_command=_workers_commands(w.commands, w.reads),
             generator_reads=w.reads,
             tracebacks=tracebacks,
             errors=errors,
@@ -246,3 +253,10 @@ class Run:
             deleted=sum(1 for c in tg.calls() if c.method == "deleteMessage"),
             machine_cores=w.machine / (w.end - w.start),
         )
+
+
+def _workers_commands(commands: Counter[str], reads: int) -> Counter[str]:
+    """The workers' Redis commands by name: the generator's reads (one ``HMGET`` each) taken out."""
+    out = Counter(commands)
+    out["hmget"] -= reads
+    return +out

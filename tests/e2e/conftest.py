@@ -33,6 +33,7 @@ from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import TableState, TableStatus
 from bot.leaderboard import MemoryLeaderboard
 from bot.ops import App, Settings
+from bot.store import CallBudget
 from bot.store._embedded import EmbeddedRedis
 from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store._prefs import MemoryPreferences
@@ -148,9 +149,11 @@ async def start_bot(
     app: App | None = None,
     settings: TelegramSettings | None = None,
     rate_limiter: bool = False,
+    calls: CallBudget | None = None,
 ) -> RunningBot:
     """Build the production Application against the fake server and start polling and the deadline loop
-    (without python-telegram-bot's rate limiter unless asked: it paces groups at 20 calls a minute)."""
+    (without python-telegram-bot's rate limiter unless asked: it paces groups at 20 calls a minute; with it,
+    its calls are drawn from ``calls``, a budget other workers may share, else its own)."""
     surfaces = surfaces if surfaces is not None else MemorySurfaces()
     application, runtime = build_application(
         service,
@@ -159,6 +162,7 @@ async def start_bot(
         rate_limiter=rate_limiter,
         min_interval=min_interval,
         bot_username=tg.bot_user.username,
+        calls=calls,
     )
     await application.initialize()
     await application.start()
