@@ -234,7 +234,8 @@ class Drawer:
     ) -> Offer:
         """Offer a versioned view to the store as its epoch's newest (``shares``: unless the newest offered
         shows the same, which its worker shows; ``posts``: this worker posts the epoch's message if it has
-        none, unless another worker is posting it)."""
+        none, unless another worker is posting it). What it shows is kept either way: another worker that
+        offers the same view next leaves it to this one (no edit answered "not modified")."""
         return await self.surfaces.offer(
             message.table,
             chat_id,
@@ -242,8 +243,9 @@ class Drawer:
             message.version,
             message.to_json(),
             since=message.since,
-            digest=_digest(message) if shares else "",
+            digest=_digest(message),
             poster=self.token if posts else "",
+            shares=shares,
         )
 
     async def check_shown(self, chat_id: str, message: OutMessage) -> FollowUps:

@@ -17,7 +17,8 @@ from __future__ import annotations
 POST_CLAIM = 5.0
 
 # KEYS[1] the table's hash; ARGV: f, version, view, ttl, digest ('' for none), epoch, the worker's token if
-# it posts the epoch's message when there is none ('' if it will not), the claim's length in ms. Returns 1 if
+# it posts the epoch's message when there is none ('' if it will not), the claim's length in ms, 1 if the
+# digest is compared with the newest offered's (0: only kept, for the next offers to compare). Returns 1 if
 # taken, 0 if not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the
 # same; the version offered before for the epoch, its message (false: none), the newest epoch, and the
 # claim to post the epoch's message, if it has none: 1 this worker's (now), 2 another's, 0 none asked; and
@@ -56,7 +57,7 @@ if tonumber(ARGV[2]) < previous then
   local status, left = claim()
   return {0, previous, mine, newest, status, left}
 end
-if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
+if ARGV[9] == '1' and ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
   return {2, previous, mine, newest, 0, 0}
 end
 redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])

@@ -45,6 +45,7 @@ from engine.state import restore_match
 
 from .fake_discord import FakeDiscord
 from .fake_telegram import Call, CallbackRecord, FakeChat, FakeTelegram, FakeUser, StoredMessage
+from .fake_telegram_limits import TelegramLimits
 
 TOKEN = "123456:TEST-token_e2e"
 BOT_USERNAME = "musbot_test"
@@ -198,6 +199,13 @@ async def tg() -> AsyncIterator[FakeTelegram]:
         yield fake
     leftover = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
     assert leftover == [], leftover
+
+
+@pytest.fixture
+async def limited_tg() -> AsyncIterator[FakeTelegram]:
+    """The fake Bot API server with Telegram's flood limits on (a test module may shrink them)."""
+    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME, limits=TelegramLimits()) as fake:
+        yield fake
 
 
 @pytest.fixture

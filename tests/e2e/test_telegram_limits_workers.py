@@ -5,26 +5,17 @@ as two workers counting each its own would be (twice the rate: Telegram's 429s).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
 from bot.store import MemoryCallBudget
 
-from .conftest import BOT_USERNAME, TOKEN, RunningBot
+from .conftest import RunningBot
 from .fake_telegram import FakeTelegram
-from .fake_telegram_limits import TelegramLimits
 from .test_random_sessions_workers import start_two_workers
 
 #: People who open the bot at once: more than two workers' own budgets let through in a second.
 CROWD = 90
-
-
-@pytest.fixture
-async def limited_tg() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API server with Telegram's flood limits on (30 calls a second per bot)."""
-    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME, limits=TelegramLimits()) as fake:
-        yield fake
 
 
 def busiest_second(times: list[float]) -> int:
