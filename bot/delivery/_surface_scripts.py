@@ -64,7 +64,8 @@ if ARGV[9] == '1' and ARGV[5] ~= '' and read[6] == ARGV[5] then
   return {2, previous, mine, newest, 0, 0}
 end
 redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+-- The hash lives a week after its last new epoch (and its last message recorded): far longer than one.
+if previous == 0 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4])) end
 local status, left = claim()
 return {1, previous, mine, newest, status, left}
 """

@@ -31,7 +31,7 @@ from typing import NamedTuple, Protocol
 from bot.delivery import _surface_scripts as scripts
 from bot.store import AnyRedis, unavailable_errors
 
-#: How long a table's message ids are kept after their last change (a week: longer than any game).
+#: How long a table's message ids are kept after its last new hand or message (a week: longer than a game).
 SURFACE_TTL = 7 * 86400
 
 

@@ -151,9 +151,15 @@ if finished then
 else
   if inline then
     if old_chat and old_chat ~= chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
-    -- (Set again: another table may have named the chat, or a user, since; the last one written wins.)
-    if chat then redis.call('SET', prefix .. 'chat:' .. chat, tid) end
-    for _, u in ipairs(users) do redis.call('SET', prefix .. 'user:' .. u, tid) end
+    -- Set again (another table may have named the chat, or a user, since: the last one written wins), in one
+    -- MSET.
+    local entries = {}
+    if chat then entries[1] = prefix .. 'chat:' .. chat; entries[2] = tid end
+    for _, u in ipairs(users) do
+      entries[#entries + 1] = prefix .. 'user:' .. u
+      entries[#entries + 1] = tid
+    end
+    if #entries > 0 then redis.call('MSET', unpack(entries)) end
     for _, u in ipairs(old_users) do
       if not listed[u] then del_if(prefix .. 'user:' .. u, tid) end
     end
