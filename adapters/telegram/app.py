@@ -226,7 +226,7 @@ async def _bring_up(
             secret_token=secret,
             allowed_updates=[Update.MESSAGE, Update.CALLBACK_QUERY],
         )
-    except OSError as exc:  # the listener (httpx's network errors come as TelegramError)
+    except OSError as exc:  # the listener (the Bot API's network errors come as TelegramError)
         where = f"{telegram.webhook_listen}:{telegram.webhook_port}"
         raise StartupError(
             f"cannot listen for Telegram's webhook on {where} ({exc.strerror or exc})"
