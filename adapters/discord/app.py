@@ -26,8 +26,9 @@ from adapters.discord.layout import MENU_PREFIX, NO_MENTIONS, TokenButton, Token
 from adapters.discord.settings import DiscordSettings
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
-from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
+from bot.delivery import BudgetedTransport, Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
+from bot.store import BotRate, CallBudget, RedisCallBudget
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 AUTHENTICATION_FAILED = 4004
 #: discord.py waits out shorter rate limits itself; longer ones come back to the delivery lane (≥ 30 s).
 MAX_RATELIMIT_WAIT = 30.0
+#: The delivery's calls, every worker together: Discord's global limit is 50 requests a second per bot;
+#: kept with a margin (interactions' own answers are not counted by Discord, nor here).
+BOT_RATE = BotRate(40, burst=5)
 
 
 def point_at(settings: DiscordSettings) -> None:
@@ -63,10 +67,17 @@ class MusClient(discord.AutoShardedClient):
     """The bot on Discord: one service, one delivery (lanes per channel), the ``/mus`` command tree."""
 
     def __init__(
-        self, service: Service, settings: DiscordSettings, surfaces: SurfaceStore, **options: Any
+        self,
+        service: Service,
+        settings: DiscordSettings,
+        surfaces: SurfaceStore,
+        *,
+        calls: CallBudget | None = None,
+        **options: Any,
     ) -> None:
-        """A client for ``service``; ``surfaces`` remembers which message shows what; ``options`` go to
-        discord.py (tests shorten ``guild_ready_timeout``)."""
+        """A client for ``service``; ``surfaces`` remembers which message shows what; the delivery's calls
+        are drawn from ``calls``, the bot's budget every worker shares (``None``: discord.py's own limits
+        only); ``options`` go to discord.py (tests shorten ``guild_ready_timeout``)."""
         # The bot never speaks in voice channels: no warning about voice libraries it does not need.
         discord.VoiceClient.warn_nacl = False
         discord.VoiceClient.warn_dave = False
@@ -84,8 +95,11 @@ class MusClient(discord.AutoShardedClient):
         )
         self.settings = settings
         self.transport = DiscordTransport(self)
+        # Discord's 50 requests a second are the bot's, whatever the number of workers: one budget.
+        token = "" if settings.token is None else settings.token.get_secret_value()
+        bot = f"dc:{token.partition('.')[0]}"  # the token's public part: the bot's id
         self.sender = Delivery(
-            self.transport,
+            self.transport if calls is None else BudgetedTransport(self.transport, calls, bot, BOT_RATE),
             surfaces,
             min_interval=settings.min_interval,
             platform="discord",
@@ -249,4 +263,7 @@ async def start_discord(
 ) -> DiscordRuntime:
     """Start the Discord adapter on a running core (its surfaces in the core's Redis)."""
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    return await start_client(app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox)
+    calls = RedisCallBudget(app.redis, settings.redis_prefix)  # one budget for every worker of the bot
+    return await start_client(
+        app.service, discord_settings, surfaces, deadlines=deadlines, outbox=app.outbox, calls=calls
+    )

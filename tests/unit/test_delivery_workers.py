@@ -16,10 +16,11 @@ from dataclasses import replace
 
 import pytest
 
-from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused
+from bot.delivery import BudgetedTransport, Delivery, MessageGone, NotModified, RateLimited, Refused
 from bot.delivery._pending import ViewCall
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import Button, OutMessage
+from bot.store import BotRate, MemoryCallBudget
 
 GROUP = "x:-1"
 TABLE = "t0000001"
@@ -385,6 +386,35 @@ async def test_workers_share_the_chats_pacing() -> None:
     assert len(chat.messages) == 6
     gaps = [later - earlier for earlier, later in itertools.pairwise(sorted(times))]
     assert min(gaps) >= interval * 0.9, gaps
+
+
+async def test_workers_share_the_bots_budget_of_calls() -> None:
+    """Two workers writing to many chats at once make no more calls a second than one bot may (a budget of
+    calls both draw from), and each call waits only its own turn."""
+    chat, surfaces, budget = Chat(), MemorySurfaces(), MemoryCallBudget()
+    times: list[float] = []
+
+    class Timed(WorkerTransport):
+        async def send(self, chat_id: str, message: OutMessage) -> str:
+            times.append(asyncio.get_running_loop().time())
+            return await super().send(chat_id, message)
+
+    rate = BotRate(per_second=40, burst=4)
+    workers = [
+        Delivery(BudgetedTransport(Timed(chat), budget, "x:bot", rate), surfaces, min_interval=0)
+        for _ in range(2)
+    ]
+    started = asyncio.get_running_loop().time()
+    for n, worker in enumerate(workers):
+        worker.deliver(
+            [OutMessage(slot="notice", text=f"{n}.{i}", chat=f"x:{i}", fresh=True) for i in range(30)]
+        )
+    await asyncio.gather(*(worker.flush() for worker in workers))
+    assert len(chat.messages) == 60
+    times.sort()
+    busiest = max(sum(1 for t in times[i:] if t < start + 0.5) for i, start in enumerate(times))
+    assert busiest <= 40 * 0.5 + 4, busiest  # the rate and the burst, for both workers together
+    assert times[-1] - started >= (60 - 4) / 40 * 0.95  # the calls were spread, not sent at once
 
 
 async def test_a_view_another_worker_is_showing_costs_no_second_call() -> None:
