@@ -217,6 +217,12 @@ class Run:
         calls["rejected"] = sum(
             1 for c in tg.rejected() if w.start <= c.time < w.end and "not modified" in (c.description or "")
         )
+        limited = [c for c in tg.limited() if w.start <= c.time < w.end]
+        calls["limited"] = len(limited)
+        calls["limited_bot"] = sum(1 for c in limited if not _group_post(c.method, c.params.get("chat_id")))
+        calls["busiest"] = _busiest_second(
+            sorted(c.time for c in tg.calls() if c.params.get("chat_id") is not None and c.status == 200)
+        )
         rejected = Counter(f"{c.method}: {c.description}"[:90] for c in tg.rejected())
         tracebacks, errors, warnings = self.logs()
         return Result(
@@ -260,3 +266,18 @@ def _workers_commands(commands: Counter[str], reads: int) -> Counter[str]:
     out = Counter(commands)
     out["hmget"] -= reads
     return +out
+
+
+def _group_post(method: str, chat_id: object) -> bool:
+    """Whether a call posts a new message in a group (a 429 for it may be the group's 20 a minute)."""
+    return method.startswith("send") and str(chat_id).startswith("-")
+
+
+def _busiest_second(times: list[float]) -> int:
+    """The most calls (``times`` sorted) in any one-second window."""
+    busiest, first = 0, 0
+    for last, at in enumerate(times):
+        while times[first] <= at - 1.0:
+            first += 1
+        busiest = max(busiest, last - first + 1)
+    return busiest
