@@ -15,7 +15,7 @@ Redis backends × the worker counts, six by default):
   ``TELEGRAM_WEBHOOK_LISTEN=127.0.0.1``, a free ``TELEGRAM_WEBHOOK_PORT`` each, ``TELEGRAM_WEBHOOK_SECRET``,
   ``REDIS_URL`` — ``redis+cluster://`` for the cluster —, ``TURN_TIMEOUT=3600``, ``MACHINE_DELAY=0``,
   ``NEXT_HAND_DELAY=0``, ``LOG_LEVEL=INFO``) and the production pacing (one call per second per chat, the
-  adapter's ``ChatRateLimiter`` drawing every call from the bot's one budget in Redis: 25 calls a second for
+  adapter's ``ChatRateLimiter`` drawing every call from the bot's one budget in Redis: 24 calls a second for
   all the workers together). Their API calls go to the fake Bot API server of the end-to-end tests
   (``tests/e2e/fake_telegram.py``, every call checked against the spec, with Telegram's flood limits on: 30
   calls a second per bot, 20 new messages a minute per group, 429 beyond); each one's output goes to a file
@@ -32,7 +32,7 @@ a card then "discard" — the next press as soon as the previous one is answered
 presses (default 64) unanswered in all. What is legal is read from the table as stored (one ``HMGET`` of the
 table's hash before each press, counted apart), not from the group's screen: with the production pacing a
 group's table message changes at most once a second (and the bot's budget lets the workers post 20 new
-messages a minute in a group, and make 25 calls a second in all), so presses read from the screen
+messages a minute in a group, and make 24 calls a second in all), so presses read from the screen
 would measure that pacing, not the workers. A finished match is followed by a new ``/newgame`` in its group.
 ``--warmup`` seconds (default 5) of play, then ``--duration`` seconds (default 20) are measured.
 

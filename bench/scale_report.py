@@ -121,7 +121,7 @@ def print_details(result: Result) -> None:
         f"    Bot API calls besides the answers: {views / result.seconds:.0f}/s, "
         f"{views / max(1, result.actions):.2f} per action ({per_second.get('group', 0):.0f}/s to groups, "
         f"{per_second.get('private', 0):.0f}/s to private chats, {result.calls['rejected']} refused "
-        f"'message is not modified'; the bot's budget, one for every worker, allows 25/s); "
+        f"'message is not modified'; the bot's budget, one for every worker, allows 24/s); "
         f"refused 429 by the fake server's limits: {result.calls['limited']} ({result.calls['limited_bot']} "
         f"over the bot's 30 calls/s), most calls in one second: {result.calls['busiest']}; generator reads "
         f"of Redis: {result.generator_reads / max(1, result.actions):.2f} per action (not in the Redis "

@@ -55,14 +55,15 @@ JSONDict = dict[str, Any]
 
 #: Telegram's documented limits (core.telegram.org/bots/faq: "my bot is hitting limits"), kept with a margin:
 #: our clock starts a call a few milliseconds before Telegram's counts it, so a budget spent exactly to the
-#: limit would sometimes be one over at Telegram (a group's window is a second longer, the bot's rate 25 of
+#: limit would sometimes be one over at Telegram (a group's window is a second longer, the bot's rate 24 of
 #: "about 30" a second).
 GROUP_MESSAGES = 20
 GROUP_WINDOW = 61.0
-BOT_PER_SECOND = 25
+BOT_PER_SECOND = 24
 #: Calls the bot may make at once after a quiet moment, before its turns are spaced by the rate (in any second
-#: at most ``BOT_PER_SECOND + BOT_BURST - 1``: 27, under Telegram's 30 even with a few ms of network jitter).
-BOT_BURST = 3
+#: at most ``BOT_PER_SECOND + BOT_BURST - 1``: 25, under Telegram's 30 even when calls booked a few hundred
+#: ms apart reach Telegram closer together: a worker starved of CPU for a moment, network jitter).
+BOT_BURST = 2
 #: A group's new messages that answers to commands leave to the game (ten of the twenty: a hand posts two or
 #: three messages — its table, its showdown —, and ten answers a minute are plenty for people who talk).
 GROUP_RESERVE = 10

@@ -37,7 +37,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.delivery._pending import (
     CallLater,
@@ -156,6 +156,10 @@ class Drawer:
         post = offer.message_id is None or (view.again and message.since >= offer.current)
         if kind is ViewCall.RESHOW and post:
             return ()  # the worker whose view begins a new message posts it; this one only edits
+        if not post and message.since < offer.current and view.buttons:
+            # A newer hand's message shows the slot: this one ends its hand without buttons, drawn so at
+            # once (else its buttons would come back with this edit, and take another call to remove).
+            view = replace(view, buttons=())
         # Unchanged since this worker showed it, and no other worker showed anything since: no call.
         unchanged = shown is not None and shown.shows(view) and shown.version == offer.previous
         if not item.forced and not post and unchanged:
