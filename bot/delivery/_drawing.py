@@ -130,7 +130,9 @@ class Drawer:
         that offered it (it shows it)."""
         message, kind = item.message, item.kind
         shown = self.shown.get(chat_id, message)
-        shares = kind is ViewCall.DRAW and not message.fresh
+        # (A view put back after a rate limit was offered by this worker already: its own offer is no other
+        # worker's, and must not make it leave the view to nobody.)
+        shares = kind is ViewCall.DRAW and not message.fresh and not item.attempts
         offer = await self.offer(chat_id, message, shares=shares, posts=kind is not ViewCall.RESHOW)
         if offer.same:
             # The worker that offered the same view shows it (posts it, or shows the newest again if one
