@@ -1,7 +1,8 @@
 """Scaling benchmark: 1, 2 and 4 ``musbot run`` workers behind a webhook, on one Redis and on a Redis Cluster.
 
     python bench/scale.py [--duration S] [--warmup S] [--tables N] [--in-flight N] [--workers 1,2,4]
-                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens] [--profile DIR]
+                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens] [--drain S]
+                          [--profile DIR]
 
 Prints figures only (no assertions). Everything runs on 127.0.0.1, one configuration after the other (the
 Redis backends × the worker counts, six by default):
@@ -56,8 +57,10 @@ Figures, per configuration:
   ``python -m pstats``; the CPU figures grow with the profiler's own cost);
 * unanswered presses, POSTs that failed, calls the fake server rejected, and the workers' logs:
   ``Traceback`` lines, ERROR and WARNING lines, the exit status after SIGTERM;
-* with ``--check-screens`` (off by default: it waits until the workers' lanes drain, up to 90 s per
-  configuration): the group screens that do not show the stored hand and turn once nothing is left to send.
+* with ``--check-screens`` (off by default: it waits until the workers' lanes drain, up to ``--drain`` s,
+  90 by default, per configuration): the group screens that do not show the stored hand and turn once
+  nothing is left to send (not checked if the lanes were still sending: within the bot's 24 calls a second,
+  every hand's table and showdown of a fast run take minutes to go out).
 
 At the end: what limits the throughput at the largest worker count, from the CPU split. The machine's core
 count is printed first: on 2 cores, four workers, Redis and the load generator share two cores, so the
@@ -150,6 +153,12 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="one Redis only, no Redis Cluster")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs", type=Path, help="keep a copy of the workers' logs in this directory")
+    parser.add_argument(
+        "--drain",
+        type=float,
+        default=90.0,
+        help="--check-screens: seconds to wait at most for the lanes to drain (default 90)",
+    )
     parser.add_argument(
         "--profile",
         type=Path,

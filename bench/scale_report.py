@@ -132,6 +132,12 @@ def print_details(result: Result) -> None:
         "    Redis commands per action, by command: "
         + ", ".join(f"{name} {n / per_action:.2f}" for name, n in result.redis_by_command.most_common(12))
     )
+    if not result.checked and result.drain_seconds:
+        print(
+            f"    --check-screens: the lanes were still sending {result.drain_seconds:.0f} s after the last "
+            "press (every hand's messages go out in order, within the bot's 24 calls a second): screens not "
+            f"checked (--drain longer, or fewer presses); hands shown by two messages: {result.repeated}"
+        )
     if result.checked:
         print(
             f"    --check-screens: lanes drained {result.drain_seconds:.1f} s after the last press; then "

@@ -148,8 +148,9 @@ class Run:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*players, return_exceptions=True), ANSWER_WAIT + 2)
             if self.args.check_screens:
-                self.drain_seconds = await quiet(self.tg)
-                self.behind, self.checked = await screens_behind(load, self.behind_examples)
+                self.drain_seconds = await quiet(self.tg, self.args.drain)
+                if self.drain_seconds < self.args.drain:  # (still sending: the screens are not final yet)
+                    self.behind, self.checked = await screens_behind(load, self.behind_examples)
                 self.repeated = hands_shown_twice(self.tg, load.groups)
             await asyncio.gather(*(worker.stop() for worker in self.workers))
             return self.result(hands)
