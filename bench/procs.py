@@ -67,8 +67,12 @@ class Worker:
     """One ``python -m adapters.cli run`` process, its stdout and stderr appended to ``log`` (which earlier
     workers may have written to: this one's part starts where the file ended when it started)."""
 
-    def __init__(self, env: dict[str, str], log: Path, cwd: Path, url: str = "") -> None:
+    def __init__(
+        self, env: dict[str, str], log: Path, cwd: Path, url: str = "", profile: Path | None = None
+    ) -> None:
         self.env, self.log, self.cwd = env, log, cwd
+        self.profile = profile
+        """Where cProfile writes the process's profile once it stopped (``None``: not profiled)."""
         self.url = url
         """Its webhook listener (webhook mode), where updates are POSTed."""
         self.process: subprocess.Popen[bytes] | None = None
@@ -80,9 +84,10 @@ class Worker:
     def start(self) -> None:
         """Start it (returns at once: :meth:`ready` waits until it serves)."""
         self._offset = self.log.stat().st_size if self.log.exists() else 0
+        profiled = [] if self.profile is None else ["-m", "cProfile", "-o", str(self.profile)]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "adapters.cli", "run"],
+                [sys.executable, *profiled, "-m", "adapters.cli", "run"],
                 cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,

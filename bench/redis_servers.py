@@ -8,6 +8,7 @@ import contextlib
 import signal
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -143,13 +144,16 @@ class Backend:
                 node.flushall()
                 node.config_resetstat()
 
-    def commands(self) -> int:
-        """Commands every node has run since its statistics were reset."""
-        total = 0
+    def commands(self) -> Counter[str]:
+        """Commands every node has run since its statistics were reset, by name (``evalsha``, ``hget``…;
+        Redis counts the commands a script runs as well as the script's own call)."""
+        total = Counter[str]()
         for port in self.ports:
             with redis.Redis(port=port) as node:
                 stats: dict[str, Any] = node.info("commandstats")
-            total += sum(int(v["calls"]) for k, v in stats.items() if k.startswith("cmdstat_"))
+            for key, value in stats.items():
+                if key.startswith("cmdstat_"):
+                    total[key.removeprefix("cmdstat_")] += int(value["calls"])
         return total
 
     def stop(self) -> None:

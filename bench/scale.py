@@ -1,7 +1,8 @@
 """Scaling benchmark: 1, 2 and 4 ``musbot run`` workers behind a webhook, on one Redis and on a Redis Cluster.
 
     python bench/scale.py [--duration S] [--warmup S] [--tables N] [--in-flight N] [--workers 1,2,4]
-                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens]
+                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens] [--drain S]
+                          [--profile DIR]
 
 Prints figures only (no assertions). Everything runs on 127.0.0.1, one configuration after the other (the
 Redis backends × the worker counts, six by default):
@@ -14,9 +15,11 @@ Redis backends × the worker counts, six by default):
   only by environment variables (``TELEGRAM_WEBHOOK_URL=https://bench.invalid/tg-<secret>``,
   ``TELEGRAM_WEBHOOK_LISTEN=127.0.0.1``, a free ``TELEGRAM_WEBHOOK_PORT`` each, ``TELEGRAM_WEBHOOK_SECRET``,
   ``REDIS_URL`` — ``redis+cluster://`` for the cluster —, ``TURN_TIMEOUT=3600``, ``MACHINE_DELAY=0``,
-  ``NEXT_HAND_DELAY=0``, ``LOG_LEVEL=INFO``) and the production pacing (one call per second per chat, PTB's
-  ``ChatRateLimiter``). Their API calls go to the fake Bot API server of the end-to-end tests
-  (``tests/e2e/fake_telegram.py``, every call checked against the spec); each one's output goes to a file
+  ``NEXT_HAND_DELAY=0``, ``LOG_LEVEL=INFO``) and the production pacing (one call per second per chat, the
+  adapter's ``ChatRateLimiter`` drawing every call from the bot's one budget in Redis: 24 calls a second for
+  all the workers together). Their API calls go to the fake Bot API server of the end-to-end tests
+  (``tests/e2e/fake_telegram.py``, every call checked against the spec, with Telegram's flood limits on: 30
+  calls a second per bot, 20 new messages a minute per group, 429 beyond); each one's output goes to a file
   that is searched for tracebacks. New workers for each configuration;
 * **the load generator** (this process, which also serves the fake Bot API) plays Telegram's part: it POSTs
   each update's JSON to a worker's webhook listener, round-robin like a load balancer, with the
@@ -29,8 +32,8 @@ person on turn (weighted: mostly paso, some mus, envidos, answers, the odd órda
 a card then "discard" — the next press as soon as the previous one is answered, with at most ``--in-flight``
 presses (default 64) unanswered in all. What is legal is read from the table as stored (one ``HMGET`` of the
 table's hash before each press, counted apart), not from the group's screen: with the production pacing a
-group's table message changes at most once a second (and the adapter's ``ChatRateLimiter`` lets one process
-post 20 new messages a minute in a group, and make 25 calls a second in all), so presses read from the screen
+group's table message changes at most once a second (and the bot's budget lets the workers post 20 new
+messages a minute in a group, and make 24 calls a second in all), so presses read from the screen
 would measure that pacing, not the workers. A finished match is followed by a new ``/newgame`` in its group.
 ``--warmup`` seconds (default 5) of play, then ``--duration`` seconds (default 20) are measured.
 
@@ -46,12 +49,18 @@ Figures, per configuration:
   workers, the redis-server(s), this process (load generator + fake Bot API server); given in cores (CPU
   seconds per second) and in CPU milliseconds per action; "other" is what the rest of the machine used
   (``/proc/stat``), as the machine may be shared; the Redis commands per action (``INFO commandstats``, the
-  generator's reads taken out); the Bot API calls besides the answers (sends, edits) per second and per
-  action;
+  generator's reads taken out), in all and by command (Redis counts the commands a script runs too); the
+  Bot API calls besides the answers (sends, edits) per second and per action, those refused "message is not
+  modified", the 429s of the fake server's flood limits (those over the bot's 30 a second apart) and the
+  most calls the fake server took in one second;
+* ``--profile DIR``: every worker runs under cProfile and leaves its profile in ``DIR`` (for
+  ``python -m pstats``; the CPU figures grow with the profiler's own cost);
 * unanswered presses, POSTs that failed, calls the fake server rejected, and the workers' logs:
   ``Traceback`` lines, ERROR and WARNING lines, the exit status after SIGTERM;
-* with ``--check-screens`` (off by default: it waits until the workers' lanes drain, up to 90 s per
-  configuration): the group screens that do not show the stored hand and turn once nothing is left to send.
+* with ``--check-screens`` (off by default: it waits until the workers' lanes drain, up to ``--drain`` s,
+  90 by default, per configuration): the group screens that do not show the stored hand and turn once
+  nothing is left to send (not checked if the lanes were still sending: within the bot's 24 calls a second,
+  every hand's table and showdown of a fast run take minutes to go out).
 
 At the end: what limits the throughput at the largest worker count, from the CPU split. The machine's core
 count is printed first: on 2 cores, four workers, Redis and the load generator share two cores, so the
@@ -144,6 +153,17 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="one Redis only, no Redis Cluster")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs", type=Path, help="keep a copy of the workers' logs in this directory")
+    parser.add_argument(
+        "--drain",
+        type=float,
+        default=90.0,
+        help="--check-screens: seconds to wait at most for the lanes to drain (default 90)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="run each worker under cProfile and write its profile in this directory (CPU figures grow)",
+    )
     parser.add_argument(
         "--check-screens",
         action="store_true",

@@ -23,6 +23,7 @@ from engine.actions import ActionKind
 from engine.hand import Phase
 from engine.state import restore_match
 from tests.e2e.fake_telegram import JSON, CallbackRecord, FakeChat, FakeTelegram, FakeUser, StoredMessage
+from tests.e2e.fake_telegram_limits import TelegramLimits
 
 TOKEN = "123456:SCALE-token"
 BOT_USERNAME = "musbot_scale"
@@ -40,7 +41,9 @@ class ScaleTelegram(FakeTelegram):
     """The fake server; each ``answerCallbackQuery`` also wakes the press waiting for it (no polling)."""
 
     def __init__(self) -> None:
-        super().__init__(token=TOKEN, bot_username=BOT_USERNAME)
+        # Telegram's flood limits, as Telegram enforces them: 30 calls a second per bot, 20 new messages a
+        # minute per group (a 429 with retry_after beyond).
+        super().__init__(token=TOKEN, bot_username=BOT_USERNAME, limits=TelegramLimits())
         self.waiters: dict[str, asyncio.Future[None]] = {}
 
     async def _answer_callback_query(self, params: JSON) -> bool:

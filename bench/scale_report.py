@@ -27,6 +27,8 @@ class Result:
     redis_cores: float
     generator_cores: float
     redis_commands: int
+    redis_by_command: Counter[str]
+    """The workers' Redis commands by name (those a script runs counted too, as Redis counts them)."""
     generator_reads: int
     tracebacks: int
     errors: Counter[str]
@@ -119,10 +121,23 @@ def print_details(result: Result) -> None:
         f"    Bot API calls besides the answers: {views / result.seconds:.0f}/s, "
         f"{views / max(1, result.actions):.2f} per action ({per_second.get('group', 0):.0f}/s to groups, "
         f"{per_second.get('private', 0):.0f}/s to private chats, {result.calls['rejected']} refused "
-        f"'message is not modified'; the adapter's ChatRateLimiter allows 25/s per worker "
-        f"process); generator reads of Redis: {result.generator_reads / max(1, result.actions):.2f} per "
-        "action (not in the Redis commands per action)"
+        f"'message is not modified'; the bot's budget, one for every worker, allows 24/s); "
+        f"refused 429 by the fake server's limits: {result.calls['limited']} ({result.calls['limited_bot']} "
+        f"over the bot's 30 calls/s), most calls in one second: {result.calls['busiest']}; generator reads "
+        f"of Redis: {result.generator_reads / max(1, result.actions):.2f} per action (not in the Redis "
+        "commands per action)"
     )
+    per_action = max(1, result.actions)
+    print(
+        "    Redis commands per action, by command: "
+        + ", ".join(f"{name} {n / per_action:.2f}" for name, n in result.redis_by_command.most_common(12))
+    )
+    if not result.checked and result.drain_seconds:
+        print(
+            f"    --check-screens: the lanes were still sending {result.drain_seconds:.0f} s after the last "
+            "press (every hand's messages go out in order, within the bot's 24 calls a second): screens not "
+            f"checked (--drain longer, or fewer presses); hands shown by two messages: {result.repeated}"
+        )
     if result.checked:
         print(
             f"    --check-screens: lanes drained {result.drain_seconds:.1f} s after the last press; then "
@@ -192,12 +207,12 @@ def print_limits(results: list[Result], cores: int) -> None:
         commands_one = one.redis_commands / max(1, one.actions)
         commands_top = top.redis_commands / max(1, top.actions)
         print(
-            f"    and each action costs the workers more with {top.workers} ({cost_top:.2f} ms against "
-            f"{cost_one:.2f}): every process has its own ChatRateLimiter (25 calls/s) and its own record of "
-            f"what each message shows, so {top.workers} workers sent {calls_top:.2f} Bot API calls per "
-            f"action besides the answers against {calls_one:.2f} with one ({top.calls['rejected']} of them "
-            f"refused 'message is not modified': another worker had made that edit); Redis commands per "
-            f"action: {commands_top:.1f} against {commands_one:.1f}"
+            f"    each action costs the workers {cost_top:.2f} ms with {top.workers} against {cost_one:.2f} "
+            f"with one; {top.workers} workers sent {calls_top:.2f} Bot API calls per action besides the "
+            f"answers against {calls_one:.2f} with one (within the bot's one budget: "
+            f"{top.calls['busiest']} calls in the busiest second; {top.calls['rejected']} refused 'message "
+            f"is not modified': another worker had made that edit); Redis commands per action: "
+            f"{commands_top:.1f} against {commands_one:.1f}"
         )
 
 

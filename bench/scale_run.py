@@ -42,7 +42,8 @@ class Window:
     cpu_after: dict[int, float] = field(default_factory=dict)
     machine: float = 0.0
     """CPU seconds the whole machine was busy during the window."""
-    commands: int = 0
+    commands: Counter[str] = field(default_factory=Counter)
+    """Redis commands run during the window, by name (the generator's reads included)."""
     reads: int = 0
 
 
@@ -88,7 +89,11 @@ class Run:
             )
             log = self.tmp / f"{self.backend.name}-{self.n_workers}w-worker{i}.log"
             url = f"http://127.0.0.1:{port}/tg-{self.secret}"
-            worker = Worker(env, log, self.tmp / "cwd", url)
+            profile = None
+            if self.args.profile is not None:
+                self.args.profile.mkdir(parents=True, exist_ok=True)
+                profile = self.args.profile / f"{self.backend.name}-{self.n_workers}w-worker{i}.prof"
+            worker = Worker(env, log, self.tmp / "cwd", url, profile)
             self.workers.append(worker)
             worker.start()
         self.ready = list(await asyncio.gather(*(w.ready() for w in self.workers)))
@@ -136,14 +141,16 @@ class Run:
             window.end, window.cpu_after = self.tg.now(), self.sample_cpu()
             window.machine = machine_busy() - machine
             window.reads = load.reads - reads_before
-            window.commands = await asyncio.to_thread(self.backend.commands) - commands_before
+            window.commands = await asyncio.to_thread(self.backend.commands)
+            window.commands.subtract(commands_before)
             hands = await load.hands_dealt()
             load.stopping = True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*players, return_exceptions=True), ANSWER_WAIT + 2)
             if self.args.check_screens:
-                self.drain_seconds = await quiet(self.tg)
-                self.behind, self.checked = await screens_behind(load, self.behind_examples)
+                self.drain_seconds = await quiet(self.tg, self.args.drain)
+                if self.drain_seconds < self.args.drain:  # (still sending: the screens are not final yet)
+                    self.behind, self.checked = await screens_behind(load, self.behind_examples)
                 self.repeated = hands_shown_twice(self.tg, load.groups)
             await asyncio.gather(*(worker.stop() for worker in self.workers))
             return self.result(hands)
@@ -211,6 +218,12 @@ class Run:
         calls["rejected"] = sum(
             1 for c in tg.rejected() if w.start <= c.time < w.end and "not modified" in (c.description or "")
         )
+        limited = [c for c in tg.limited() if w.start <= c.time < w.end]
+        calls["limited"] = len(limited)
+        calls["limited_bot"] = sum(1 for c in limited if not _group_post(c.method, c.params.get("chat_id")))
+        calls["busiest"] = _busiest_second(
+            sorted(c.time for c in tg.calls() if c.params.get("chat_id") is not None and c.status == 200)
+        )
         rejected = Counter(f"{c.method}: {c.description}"[:90] for c in tg.rejected())
         tracebacks, errors, warnings = self.logs()
         return Result(
@@ -226,7 +239,8 @@ class Run:
             worker_cores=[cores.get(k.pid, float("nan")) for k in self.workers if k.pid is not None],
             redis_cores=sum(c for pid, c in cores.items() if names.get(pid) == "redis"),
             generator_cores=cores.get(os.getpid(), float("nan")),
-            redis_commands=w.commands - w.reads,
+            redis_commands=w.commands.total() - w.reads,
+            redis_by_command=_workers_commands(w.commands, w.reads),
             generator_reads=w.reads,
             tracebacks=tracebacks,
             errors=errors,
@@ -246,3 +260,25 @@ class Run:
             deleted=sum(1 for c in tg.calls() if c.method == "deleteMessage"),
             machine_cores=w.machine / (w.end - w.start),
         )
+
+
+def _workers_commands(commands: Counter[str], reads: int) -> Counter[str]:
+    """The workers' Redis commands by name: the generator's reads (one ``HMGET`` each) taken out."""
+    out = Counter(commands)
+    out["hmget"] -= reads
+    return +out
+
+
+def _group_post(method: str, chat_id: object) -> bool:
+    """Whether a call posts a new message in a group (a 429 for it may be the group's 20 a minute)."""
+    return method.startswith("send") and str(chat_id).startswith("-")
+
+
+def _busiest_second(times: list[float]) -> int:
+    """The most calls (``times`` sorted) in any one-second window."""
+    busiest, first = 0, 0
+    for last, at in enumerate(times):
+        while times[first] <= at - 1.0:
+            first += 1
+        busiest = max(busiest, last - first + 1)
+    return busiest

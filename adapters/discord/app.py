@@ -37,9 +37,19 @@ from adapters.discord.shards import ShardWatch, quiet_reconnects
 from adapters.discord.sync import CommandSync, Registered
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
-from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
+from bot.delivery import BudgetedTransport, Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
-from bot.store import LeaseStore, MarkStore, MemoryLeases, MemoryMarks, RedisLeases, RedisMarks
+from bot.store import (
+    BotRate,
+    CallBudget,
+    LeaseStore,
+    MarkStore,
+    MemoryLeases,
+    MemoryMarks,
+    RedisCallBudget,
+    RedisLeases,
+    RedisMarks,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +57,9 @@ log = logging.getLogger(__name__)
 AUTHENTICATION_FAILED = 4004
 #: discord.py waits out shorter rate limits itself; longer ones come back to the delivery lane (≥ 30 s).
 MAX_RATELIMIT_WAIT = 30.0
+#: The delivery's calls, every worker together: Discord's global limit is 50 requests a second per bot;
+#: kept with a margin (interactions' own answers are not counted by Discord, nor here).
+BOT_RATE = BotRate(40, burst=5)
 
 
 def point_at(settings: DiscordSettings) -> None:
@@ -82,11 +95,14 @@ class MusClient(discord.AutoShardedClient):
         *,
         marks: MarkStore | None = None,
         leases: LeaseStore | None = None,
+        calls: CallBudget | None = None,
         **options: Any,
     ) -> None:
         """A client for ``service``; ``surfaces`` remembers which message shows what, ``marks`` which
         commands were last synced, ``leases`` whose turn it is to IDENTIFY (both in this process only, when
-        not given); ``options`` go to discord.py (tests shorten ``guild_ready_timeout``)."""
+        not given); the delivery's calls are drawn from ``calls``, the bot's budget every worker shares
+        (``None``: discord.py's own limits only); ``options`` go to discord.py (tests shorten
+        ``guild_ready_timeout``)."""
         # The bot never speaks in voice channels: no warning about voice libraries it does not need.
         discord.VoiceClient.warn_nacl = False
         discord.VoiceClient.warn_dave = False
@@ -104,8 +120,11 @@ class MusClient(discord.AutoShardedClient):
         )
         self.settings = settings
         self.transport = PrivateHands(DiscordTransport(self, commands=self.written_in), surfaces, service)
+        # Discord's 50 requests a second are the bot's, whatever the number of workers: one budget.
+        token = "" if settings.token is None else settings.token.get_secret_value()
+        bot = f"dc:{token.partition('.')[0]}"  # the token's public part: the bot's id
         self.sender = Delivery(
-            self.transport,
+            self.transport if calls is None else BudgetedTransport(self.transport, calls, bot, BOT_RATE),
             surfaces,
             min_interval=settings.min_interval,
             platform="discord",
@@ -253,6 +272,7 @@ async def start_client(
     outbox: Outbox | None = None,
     marks: MarkStore | None = None,
     leases: LeaseStore | None = None,
+    calls: CallBudget | None = None,
     **options: Any,
 ) -> DiscordRuntime:
     """Log in, connect every shard of this process and wait until they are ready (with ``deadlines``,
@@ -264,7 +284,7 @@ async def start_client(
     if settings.token is None:
         raise ValueError("DISCORD_TOKEN is not set")
     point_at(settings)
-    client = client_class(service, settings, surfaces, marks=marks, leases=leases, **options)
+    client = client_class(service, settings, surfaces, marks=marks, leases=leases, calls=calls, **options)
     try:
         await client.login(settings.token.get_secret_value())
         task = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
@@ -340,4 +360,5 @@ async def start_discord(
         outbox=app.outbox,
         marks=marks,
         leases=leases,
+        calls=RedisCallBudget(app.redis, settings.redis_prefix),  # one budget for every worker of the bot
     )

@@ -35,14 +35,14 @@ from adapters.telegram.ids import PREFIX
 from adapters.telegram.membership import Membership
 from adapters.telegram.moves import ChatMover
 from adapters.telegram.poller import SinglePoller
-from adapters.telegram.rate_limit import ChatRateLimiter, new_messages
+from adapters.telegram.rate_limit import ChatRateLimiter, bot_key, new_messages
 from adapters.telegram.settings import TelegramSettings
 from adapters.telegram.transport import TelegramTransport
 from bot.app import COMMAND_LIST, Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.i18n import LANGUAGES, translator
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
-from bot.store import LeaseStore, RedisLeases
+from bot.store import CallBudget, LeaseStore, RedisCallBudget, RedisLeases
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +92,11 @@ def build_application(
     rate_limiter: bool = True,
     min_interval: float = 1.0,
     bot_username: str | None = None,
+    calls: CallBudget | None = None,
 ) -> tuple[Application, TelegramRuntime]:  # type: ignore[type-arg]
-    """An Application whose handlers call ``service``; ``surfaces`` remembers messages and reachability."""
+    """An Application whose handlers call ``service``; ``surfaces`` remembers messages and reachability;
+    ``calls`` is the bot's budget of calls that every worker of the token shares (``None``: this process's
+    own count)."""
     if settings.token is None:
         raise ValueError("TELEGRAM_TOKEN is not set")
     hearing = Hearing()
@@ -106,7 +109,8 @@ def build_application(
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
     if rate_limiter:
         # Telegram's limits per bot (per group: a safety net), no bot-wide pause on a 429 (see rate_limit.py).
-        builder = builder.rate_limiter(ChatRateLimiter())
+        token = settings.token.get_secret_value()
+        builder = builder.rate_limiter(ChatRateLimiter(calls, bot=bot_key(token)))
     # Updates are handled concurrently; the store's compare-and-set keeps every table consistent. Each is
     # timed from its arrival in the queue: one store budget, an answer in time (see arrival.py).
     arrivals = ArrivalQueue()
@@ -178,7 +182,10 @@ async def start_telegram(
     :func:`startup_error`); python-telegram-bot's own ``InvalidToken`` quotes the whole token.
     """
     surfaces = RedisSurfaces(app.redis, settings.redis_prefix)
-    application, runtime = build_application(app.service, telegram, surfaces, rate_limiter=rate_limiter)
+    calls = RedisCallBudget(app.redis, settings.redis_prefix)  # one budget for every worker of the token
+    application, runtime = build_application(
+        app.service, telegram, surfaces, rate_limiter=rate_limiter, calls=calls
+    )
     try:
         await _bring_up(application, runtime, telegram, RedisLeases(app.redis, settings.redis_prefix))
     except (TelegramError, OSError, StartupError) as exc:
@@ -226,7 +233,7 @@ async def _bring_up(
             secret_token=secret,
             allowed_updates=ALLOWED_UPDATES,
         )
-    except OSError as exc:  # the listener (httpx's network errors come as TelegramError)
+    except OSError as exc:  # the listener (the Bot API's network errors come as TelegramError)
         where = f"{telegram.webhook_listen}:{telegram.webhook_port}"
         raise StartupError(
             f"cannot listen for Telegram's webhook on {where} ({exc.strerror or exc})"

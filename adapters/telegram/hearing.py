@@ -24,8 +24,8 @@ from typing import Any
 
 from telegram import Bot
 from telegram.error import TelegramError
-from telegram.request import HTTPXRequest
 
+from adapters.telegram.request import AiohttpRequest
 from bot.kernel import LAST_HEARD, WEBHOOK_PENDING
 
 log = logging.getLogger(__name__)
@@ -72,11 +72,11 @@ class Hearing:
         return recent and self.webhook_error is None
 
 
-class HeardRequest(HTTPXRequest):
-    """PTB's HTTP request, telling a :class:`Hearing` of every successful answer."""
+class HeardRequest(AiohttpRequest):
+    """The adapter's HTTP request, telling a :class:`Hearing` of every successful answer."""
 
     def __init__(self, hearing: Hearing, **options: Any) -> None:
-        """``options`` are :class:`telegram.request.HTTPXRequest`'s."""
+        """``options`` are :class:`~adapters.telegram.request.AiohttpRequest`'s."""
         super().__init__(**options)
         self.hearing = hearing
 

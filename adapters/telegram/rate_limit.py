@@ -11,13 +11,17 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
   (:data:`GROUP_RESERVE`) are the game's alone: a new hand's table, a lobby, a showdown — and a post over
   the budget waits in its group's lane while the lane's edits go on (the lane paces each chat at one call a
   second, edits included);
-* **the bot's budget, here**: at most ``bot_per_second`` calls a second that write to a chat (Telegram:
-  about 30), shared fairly (first come, first served) by every chat;
-* **a group's window, here, as a safety net**: the same count per call, which the delivery's budget keeps
-  under (it counts a post once Telegram answered it, a little later than this window). It is reached only
-  if something posts outside the delivery's count (or clocks disagree by milliseconds): then a new message
-  waits a moment at most (:data:`MAX_GROUP_WAIT`), else it is refused at once with a ``RetryAfter`` of its
-  own — the group's lane holds its posts until then, and its edits go on. It never holds a lane for long;
+* **the bot's budget, here, one for all workers**: at most :data:`BOT_PER_SECOND` calls a second that write
+  to a chat (Telegram: about 30), a few at once after a quiet moment (:data:`BOT_BURST`), booked in the
+  core's shared :class:`~bot.store.CallBudget` (in Redis: every worker of the token books on one clock, so N
+  workers send what one bot may, not N times that). A call over the rate waits its own turn, first come first
+  served across workers and chats; nothing else waits;
+* **a group's window, here, as a safety net counted across workers**: the same count per call, in the same
+  budget, which each worker's delivery keeps under for its own posts (it counts a post once Telegram
+  answered it, a little later than this window). It is reached when several workers post to one group, or
+  something posts outside the delivery's count: then a new message waits a moment at most
+  (:data:`MAX_GROUP_WAIT`), else it is refused at once with a ``RetryAfter`` of its own — the group's lane
+  holds its posts until then, and its edits go on. It never holds a lane for long;
 * **never a retry**: a ``RetryAfter`` (Telegram's, or the safety net's) goes back to the caller at once, and
   :mod:`adapters.telegram.transport` turns it into :class:`~bot.delivery.RateLimited`, which the core's lane
   for *that chat* waits out before it sends the newest state (a refused new message holds only that chat's
@@ -25,10 +29,10 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
 * **callback answers never wait**: ``answerCallbackQuery`` (and every call without a chat) passes untouched —
   a press must be answered within seconds or never.
 
-The trade-off: both counts are this process's, and can disagree with Telegram's (another process on the same
-token, messages sent before a restart); then Telegram's own 429 says so, and that chat's lane waits what
-Telegram asks. Groups are remembered while they have a budget in use (at most :data:`MAX_GROUPS`; the least
-recently used go first).
+The trade-off: the counts can still disagree with Telegram's (messages sent before the budget's keys expired,
+another program on the same token); then Telegram's own 429 says so, and that chat's lane waits what Telegram
+asks. A store that does not answer leaves each worker to its own count (a
+:class:`~bot.store.MemoryCallBudget`) until it answers again: a moment of N workers' rates, not none.
 """
 
 from __future__ import annotations
@@ -37,8 +41,6 @@ import asyncio
 import contextlib
 import datetime as dtm
 import math
-import time
-from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
@@ -47,18 +49,21 @@ from telegram.ext import BaseRateLimiter
 
 from adapters.telegram.ids import telegram_id
 from bot.delivery import NewMessages
+from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable
 
 JSONDict = dict[str, Any]
 
-#: Groups whose budgets are kept at once (each is a small limiter; more forget the least recently used).
-MAX_GROUPS = 10_000
 #: Telegram's documented limits (core.telegram.org/bots/faq: "my bot is hitting limits"), kept with a margin:
 #: our clock starts a call a few milliseconds before Telegram's counts it, so a budget spent exactly to the
-#: limit would sometimes be one over at Telegram (a group's window is a second longer, the bot's rate 25 of
+#: limit would sometimes be one over at Telegram (a group's window is a second longer, the bot's rate 24 of
 #: "about 30" a second).
 GROUP_MESSAGES = 20
 GROUP_WINDOW = 61.0
-BOT_PER_SECOND = 25
+BOT_PER_SECOND = 24
+#: Calls the bot may make at once after a quiet moment, before its turns are spaced by the rate (in any second
+#: at most ``BOT_PER_SECOND + BOT_BURST - 1``: 25, under Telegram's 30 even when calls booked a few hundred
+#: ms apart reach Telegram closer together: a worker starved of CPU for a moment, network jitter).
+BOT_BURST = 2
 #: A group's new messages that answers to commands leave to the game (ten of the twenty: a hand posts two or
 #: three messages — its table, its showdown —, and ten answers a minute are plenty for people who talk).
 GROUP_RESERVE = 10
@@ -73,6 +78,12 @@ def new_messages(chat: str) -> NewMessages | None:
     message a second (the delivery's pacing)."""
     chat_id = telegram_id(chat)
     return GROUP_BUDGET if chat_id is not None and chat_id < 0 else None
+
+
+def bot_key(token: str) -> str:
+    """The name of a token's budget in the store: its bot's id (the public part before the colon), never the
+    token itself."""
+    return f"tg:{token.partition(':')[0]}"
 
 
 def _is_new_message(endpoint: str) -> bool:
@@ -90,56 +101,30 @@ def _group_of(data: JSONDict) -> int | str | None:
     return chat_id if isinstance(chat_id, str) else None
 
 
-class SlidingWindow:
-    """At most ``limit`` acquisitions in any ``window`` seconds, granted first come, first served.
-
-    A token bucket would let a burst and its refill land in the same window (20 now, 20 more within the
-    minute), which Telegram counts as over; this counts the window itself: ``limit`` timestamps at most.
-    """
-
-    def __init__(self, limit: int, window: float) -> None:
-        """Allow ``limit`` per ``window`` seconds."""
-        self.limit = limit
-        self.window = window
-        self._times: deque[float] = deque()
-        self._turn = asyncio.Lock()  # FIFO: waiters are served in the order they came
-
-    async def acquire(self, longest: float = math.inf) -> None:
-        """Wait until one more fits in the window, and take it — or, if that is more than ``longest`` seconds
-        away, raise ``RetryAfter`` at once with the wait (whole seconds, as Telegram's)."""
-        async with self._turn:
-            while True:
-                now = time.monotonic()
-                while self._times and self._times[0] <= now - self.window:
-                    self._times.popleft()
-                if len(self._times) < self.limit:
-                    self._times.append(now)
-                    return
-                wait = self._times[0] + self.window - now
-                if wait > longest:
-                    raise RetryAfter(dtm.timedelta(seconds=math.ceil(wait)))
-                await asyncio.sleep(wait)
-
-
 class ChatRateLimiter(BaseRateLimiter[None]):
-    """The bot's call budget, and each group's message window as a safety net that refuses rather than waits;
-    never a retry, never a bot-wide pause."""
+    """The bot's call budget, and each group's message window as a safety net that refuses rather than waits,
+    both drawn from a budget every worker of the token shares; never a retry, never a bot-wide pause."""
 
     def __init__(
         self,
+        budget: CallBudget | None = None,
         *,
+        bot: str = "tg:bot",
         group_messages: int = GROUP_MESSAGES,
         group_window: float = GROUP_WINDOW,
         bot_per_second: int = BOT_PER_SECOND,
         max_group_wait: float = MAX_GROUP_WAIT,
     ) -> None:
-        """Allow ``group_messages`` new messages per ``group_window`` seconds in a group (a longer wait
-        than ``max_group_wait`` is refused) and ``bot_per_second`` chat calls a second in all."""
-        self.group_messages = group_messages
-        self.group_window = group_window
+        """Draw every call from ``budget`` under the name ``bot`` (:func:`bot_key`; no budget: this process's
+        own): ``bot_per_second`` chat calls a second in all, ``group_messages`` new messages per
+        ``group_window`` seconds in a group (a longer wait than ``max_group_wait`` is refused)."""
+        self.own = MemoryCallBudget()
+        """This process's count: the budget when none is shared, the fallback when the store fails."""
+        self.budget: CallBudget = budget if budget is not None else self.own
+        self.bot = bot
+        self.rate = BotRate(bot_per_second, burst=min(BOT_BURST, bot_per_second))
+        self.group_window = ChatWindow(group_messages, group_window)
         self.max_group_wait = max_group_wait
-        self._bot = SlidingWindow(bot_per_second, 1.0)
-        self._groups: OrderedDict[int | str, SlidingWindow] = OrderedDict()
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -147,28 +132,32 @@ class ChatRateLimiter(BaseRateLimiter[None]):
     async def shutdown(self) -> None:
         """Nothing to release."""
 
-    def _group_limiter(self, group: int | str) -> SlidingWindow:
-        limiter = self._groups.pop(group, None)
-        if limiter is None:
-            limiter = SlidingWindow(self.group_messages, self.group_window)
-            while len(self._groups) >= MAX_GROUPS:
-                self._groups.popitem(last=False)
-        self._groups[group] = limiter
-        return limiter
-
     @contextlib.asynccontextmanager
     async def _budgets(self, endpoint: str, data: JSONDict) -> AsyncIterator[None]:
-        """Wait for the group's window (a new message; ``RetryAfter`` if it is long), then the bot's budget
-        (any call to a chat)."""
+        """Book the call's turn (a new message in a group: in the group's window too; ``RetryAfter`` if that
+        is long) and wait for it."""
         if data.get("chat_id") is None:  # answerCallbackQuery, getUpdates…: never held
             yield
             return
         group = _group_of(data)
-        # The group's budget first: a group waiting for its minute holds no share of the bot's second.
-        if group is not None and _is_new_message(endpoint):
-            await self._group_limiter(group).acquire(self.max_group_wait)
-        await self._bot.acquire()
+        posts = group is not None and _is_new_message(endpoint)
+        chat, window = (str(group), self.group_window) if posts else (None, None)
+        held = 0.0  # how long the group's window has held this post so far
+        while not (drawn := await self._draw(chat, window)).granted:
+            if held + drawn.wait > self.max_group_wait:
+                raise RetryAfter(dtm.timedelta(seconds=max(1, math.ceil(drawn.wait))))
+            await asyncio.sleep(drawn.wait)  # a moment: then ask again (another post may have taken it)
+            held += drawn.wait
+        if drawn.wait > 0:
+            await asyncio.sleep(drawn.wait)
         yield
+
+    async def _draw(self, chat: str | None, window: ChatWindow | None) -> Drawn:
+        """Draw from the shared budget, or from this process's own while the store does not answer."""
+        try:
+            return await self.budget.draw(self.bot, self.rate, chat, window)
+        except StoreUnavailable:
+            return await self.own.draw(self.bot, self.rate, chat, window)
 
     async def process_request(
         self,

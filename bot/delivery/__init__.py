@@ -1,6 +1,7 @@
 """Delivering views to a chat platform: one lane per chat, latest state wins, within the platform's limits.
 
-* :mod:`bot.delivery._transport` — the :class:`Transport` an adapter implements and its typed failures;
+* :mod:`bot.delivery._transport` — the :class:`Transport` an adapter implements and its typed failures, and
+  :class:`BudgetedTransport`, which books each call in the bot's budget shared by every worker;
 * :mod:`bot.delivery._lanes` — :class:`Delivery`: lanes, pacing, retries; :mod:`bot.delivery._queue` — a
   lane's queue, where views of one slot coalesce, and which call goes next;
 * :mod:`bot.delivery._budget` — a chat's budget of new messages (:class:`NewMessages`), spent on the game
@@ -19,10 +20,18 @@ from bot.delivery._lanes import Delivery, destination
 from bot.delivery._outbox import MemoryOutbox, Outbox, RedisOutbox
 from bot.delivery._queue import COALESCING_SLOTS
 from bot.delivery._surfaces import RedisSurfaces, SurfaceStore, split_key
-from bot.delivery._transport import MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.delivery._transport import (
+    BudgetedTransport,
+    MessageGone,
+    NotModified,
+    RateLimited,
+    Refused,
+    Unreachable,
+)
 
 __all__ = [
     "COALESCING_SLOTS",
+    "BudgetedTransport",
     "Delivery",
     "MemoryOutbox",
     "MessageGone",

@@ -37,7 +37,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.delivery._pending import (
     CallLater,
@@ -130,9 +130,9 @@ class Drawer:
         that offered it (it shows it)."""
         message, kind = item.message, item.kind
         shown = self.shown.get(chat_id, message)
-        # (A view tried before, refused by the platform — a rate limit —, was offered by this very worker:
-        # the offer saying "the same" would be its own, which nobody showed.)
-        shares = kind is ViewCall.DRAW and not message.fresh and item.attempts == 0
+        # (A view put back after a rate limit was offered by this worker already: its own offer is no other
+        # worker's, and must not make it leave the view to nobody.)
+        shares = kind is ViewCall.DRAW and not message.fresh and not item.attempts
         offer = await self.offer(chat_id, message, shares=shares, posts=kind is not ViewCall.RESHOW)
         if offer.same:
             # The worker that offered the same view shows it (posts it, or shows the newest again if one
@@ -158,6 +158,10 @@ class Drawer:
         post = offer.message_id is None or (view.again and message.since >= offer.current)
         if kind is ViewCall.RESHOW and post:
             return ()  # the worker whose view begins a new message posts it; this one only edits
+        if not post and message.since < offer.current and view.buttons:
+            # A newer hand's message shows the slot: this one ends its hand without buttons, drawn so at
+            # once (else its buttons would come back with this edit, and take another call to remove).
+            view = replace(view, buttons=())
         # Unchanged since this worker showed it, and no other worker showed anything since: no call.
         unchanged = shown is not None and shown.shows(view) and shown.version == offer.previous
         if not item.forced and not post and unchanged:
@@ -236,7 +240,8 @@ class Drawer:
     ) -> Offer:
         """Offer a versioned view to the store as its epoch's newest (``shares``: unless the newest offered
         shows the same, which its worker shows; ``posts``: this worker posts the epoch's message if it has
-        none, unless another worker is posting it)."""
+        none, unless another worker is posting it). What it shows is kept either way: another worker that
+        offers the same view next leaves it to this one (no edit answered "not modified")."""
         return await self.surfaces.offer(
             message.table,
             chat_id,
@@ -244,8 +249,9 @@ class Drawer:
             message.version,
             message.to_json(),
             since=message.since,
-            digest=_digest(message) if shares else "",
+            digest=_digest(message),
             poster=self.token if posts else "",
+            shares=shares,
         )
 
     async def check_shown(self, chat_id: str, message: OutMessage) -> FollowUps:

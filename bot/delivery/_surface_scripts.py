@@ -17,15 +17,20 @@ from __future__ import annotations
 POST_CLAIM = 5.0
 
 # KEYS[1] the table's hash; ARGV: f, version, view, ttl, digest ('' for none), epoch, the worker's token if
-# it posts the epoch's message when there is none ('' if it will not), the claim's length in ms. Returns 1 if
+# it posts the epoch's message when there is none ('' if it will not), the claim's length in ms, 1 if the
+# digest is compared with the newest offered's (0: only kept, for the next offers to compare). Returns 1 if
 # taken, 0 if not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the
 # same; the version offered before for the epoch, its message (false: none), the newest epoch, and the
 # claim to post the epoch's message, if it has none: 1 this worker's (now), 2 another's, 0 none asked; and
-# the ms another worker's claim still holds.
+# the ms another worker's claim still holds. Everything it reads is one HMGET (an epoch's fields do not depend
+# on what the slot holds: the epoch is the caller's).
 OFFER = """
 local f, e = ARGV[1], tonumber(ARGV[6])
-local newest = tonumber(redis.call('HGET', KEYS[1], f .. ':e') or '-1')
-local older = tonumber(redis.call('HGET', KEYS[1], f .. ':e0') or '-1')
+local g = f .. '@' .. e
+local read = redis.call(
+  'HMGET', KEYS[1], f .. ':e', f .. ':e0', g .. ':v', g .. ':m', g .. ':post', g .. ':h'
+)
+local newest, older = tonumber(read[1] or '-1'), tonumber(read[2] or '-1')
 if e > newest then
   if older >= 0 then
     local g0 = f .. '@' .. older
@@ -36,14 +41,13 @@ if e > newest then
 elseif e ~= newest and e ~= older then
   return {0, 0, false, newest, 0, 0}
 end
-local g = f .. '@' .. e
-local previous = tonumber(redis.call('HGET', KEYS[1], g .. ':v') or '0')
-local mine = redis.call('HGET', KEYS[1], g .. ':m')
+local previous = tonumber(read[3] or '0')
+local mine = read[4]
 local function claim()
   if mine or ARGV[7] == '' or e ~= newest then return 0, 0 end
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local held = redis.call('HGET', KEYS[1], g .. ':post')
+  local held = read[5]
   if held then
     local holder, since = string.match(held, '^(.*):(%d+)$')
     local left = holder and tonumber(ARGV[8]) - (now - tonumber(since)) or 0
@@ -56,11 +60,12 @@ if tonumber(ARGV[2]) < previous then
   local status, left = claim()
   return {0, previous, mine, newest, status, left}
 end
-if ARGV[5] ~= '' and redis.call('HGET', KEYS[1], g .. ':h') == ARGV[5] then
+if ARGV[9] == '1' and ARGV[5] ~= '' and read[6] == ARGV[5] then
   return {2, previous, mine, newest, 0, 0}
 end
 redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+-- The hash lives a week after its last new epoch (and its last message recorded): far longer than one.
+if previous == 0 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4])) end
 local status, left = claim()
 return {1, previous, mine, newest, status, left}
 """

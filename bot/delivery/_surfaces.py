@@ -31,7 +31,7 @@ from typing import NamedTuple, Protocol
 from bot.delivery import _surface_scripts as scripts
 from bot.store import AnyRedis, unavailable_errors
 
-#: How long a table's message ids are kept after their last change (a week: longer than any game).
+#: How long a table's message ids are kept after its last new hand or message (a week: longer than a game).
 SURFACE_TTL = 7 * 86400
 
 
@@ -119,11 +119,14 @@ class SurfaceStore(Protocol):
         since: int,
         digest: str = "",
         poster: str = "",
+        shares: bool = True,
     ) -> Offer:
         """Make ``view`` (of table ``version``, of the slot's epoch ``since``) its epoch's newest, unless a
-        newer version of that epoch was offered — or, with a ``digest`` of what it shows, unless the newest
-        offered shows the same (then its worker, which shows it, stays responsible for it). Only the two
-        newest epochs of a slot are kept: a view of an older one is refused.
+        newer version of that epoch was offered — or, ``shares`` and with a ``digest`` of what it shows,
+        unless the newest offered shows the same (then its worker, which shows it, stays responsible for
+        it). The digest is kept whether or not it is compared: a view that must be drawn anyway (a new
+        message) still tells the other workers what it shows. Only the two newest epochs of a slot are
+        kept: a view of an older one is refused.
 
         ``poster`` (a worker's token) will post the epoch's message if it has none: the first such offer,
         taken or not, claims the post (:attr:`Offer.claimed`) until its message is recorded, for
@@ -230,10 +233,12 @@ class RedisSurfaces:
         since: int,
         digest: str = "",
         poster: str = "",
+        shares: bool = True,
     ) -> Offer:
         """One script on the table's hash (the layout in :mod:`bot.delivery._surface_scripts`)."""
         key, f = self._slot(table, chat, slot)
         args: list[str | int] = [f, version, view, SURFACE_TTL, digest, since, poster, self._post_claim_ms]
+        args.append(1 if shares else 0)
         with unavailable_errors():
             taken, previous, message_id, current, claim, left = await self._offer(keys=[key], args=args)
         return Offer(

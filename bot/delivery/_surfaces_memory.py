@@ -74,8 +74,9 @@ class MemorySurfaces:
         since: int,
         digest: str = "",
         poster: str = "",
+        shares: bool = True,
     ) -> Offer:
-        """The view becomes its epoch's newest unless a newer one (or the same view) is there."""
+        """The view becomes its epoch's newest unless a newer one (or, ``shares``, the same view) is there."""
         state = self._slot(table, chat, slot)
         if since > state.newest:
             state.epochs.pop(state.older, None)
@@ -86,7 +87,7 @@ class MemorySurfaces:
         if version < epoch.version:
             claim = self._claim(epoch, poster, since == state.newest)
             return Offer(False, epoch.version, epoch.message_id, state.newest, False, *claim)
-        if digest and digest == epoch.digest:
+        if shares and digest and digest == epoch.digest:
             return Offer(False, epoch.version, epoch.message_id, state.newest, same=True)
         previous = epoch.version
         epoch.version, epoch.view, epoch.digest = version, view, digest

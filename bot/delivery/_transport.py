@@ -8,10 +8,12 @@ to; ``Refused`` is logged and the view dropped.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Protocol
 
 from bot.kernel import OutMessage
+from bot.store import BotRate, CallBudget, StoreUnavailable
 
 
 class DeliveryError(Exception):
@@ -125,4 +127,51 @@ class CountingTransport:
     async def delete(self, chat: str, message_id: str) -> None:
         """Count, then delete."""
         self._call(chat)
+        await self.inner.delete(chat, message_id)
+
+
+class BudgetedTransport:
+    """A transport whose every call first books its turn in the bot's budget of calls, which every worker of
+    the bot shares (:class:`bot.store.CallBudget`): for a platform whose client keeps its limits per process
+    (discord.py's 50 requests a second), so that N workers together send what one bot may. A call waits its
+    own turn; a store that does not answer leaves the call to the client's own limits."""
+
+    def __init__(self, inner: Transport, calls: CallBudget, bot: str, rate: BotRate) -> None:
+        """Pass every call on to ``inner`` once ``calls`` gave it a turn within ``rate`` for ``bot`` (the
+        bot's name in the store: its platform and id)."""
+        self.inner = inner
+        self.calls = calls
+        self.bot = bot
+        self.rate = rate
+
+    async def _turn(self) -> None:
+        try:
+            drawn = await self.calls.draw(self.bot, self.rate)
+        except StoreUnavailable:
+            return
+        if drawn.wait > 0:
+            await asyncio.sleep(drawn.wait)
+
+    def owns(self, chat: str) -> bool:
+        """Whether ``inner`` writes to ``chat``."""
+        return self.inner.owns(chat)
+
+    async def send(self, chat: str, message: OutMessage) -> str:
+        """Wait for a turn, then post."""
+        await self._turn()
+        return await self.inner.send(chat, message)
+
+    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        """Wait for a turn, then edit."""
+        await self._turn()
+        await self.inner.edit(chat, message_id, message)
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        """Wait for a turn, then remove the buttons."""
+        await self._turn()
+        await self.inner.clear_buttons(chat, message_id)
+
+    async def delete(self, chat: str, message_id: str) -> None:
+        """Wait for a turn, then delete."""
+        await self._turn()
         await self.inner.delete(chat, message_id)

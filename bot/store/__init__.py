@@ -12,12 +12,15 @@
 * :mod:`bot.store._redis_connect` — :func:`connect`: ``REDIS_URL`` or the embedded server;
 * :mod:`bot.store._marks` — :class:`MarkStore`: what a platform was last told (Discord's commands), so as
   to tell it again only when it changed;
-* :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`).
+* :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`);
+* :mod:`bot.store._calls` — one budget of platform calls per bot, shared by every worker
+  (:class:`CallBudget`).
 
 Importing this package creates no client and starts no server.
 """
 
 from bot.store._budget import store_budget
+from bot.store._calls import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, RedisCallBudget
 from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
 from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
@@ -49,13 +52,18 @@ from bot.store._save_check import SaveRepair
 __all__ = [
     "DEFAULT_PREFIX",
     "AnyRedis",
+    "BotRate",
+    "CallBudget",
     "ChatBusy",
+    "ChatWindow",
     "DeadlineChanges",
     "DeadlineStore",
+    "Drawn",
     "EmbeddedRedis",
     "EmbeddedRedisError",
     "LeaseStore",
     "MarkStore",
+    "MemoryCallBudget",
     "MemoryDeadlineStore",
     "MemoryLeases",
     "MemoryMarks",
@@ -64,6 +72,7 @@ __all__ = [
     "Mutation",
     "OnceStore",
     "PreferencesStore",
+    "RedisCallBudget",
     "RedisDeadlineStore",
     "RedisLeases",
     "RedisMarks",

@@ -99,19 +99,22 @@ return 0
 # the write does. Returns {1, new version, old chat, old users (JSON), chat} ('' for no chat),
 # {0, current version} on conflict, {-1} if the table does not exist, and (inline only) {-2, other id} if the
 # table would move to a chat whose entry names another live table (nothing written; on a cluster the store
-# claims that entry before the script).
+# claims that entry before the script). A write adds the table to the live set and makes it persistent only
+# when it reopens a finished table (or, on a cluster, may complete a pending create): no command for what is
+# there already.
 LUA_CAS = (
     _LUA_HELPERS
     + """
 local tkey, dkey, lkey = KEYS[1], KEYS[2], KEYS[3]
 local inline, prefix, tid, expected, data = ARGV[1] == '1', ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local has_chat, finished, ttl = ARGV[6] == '1', ARGV[8] == '1', ARGV[9]
-local cur = redis.call('HGET', tkey, 'v')
+local before = redis.call('HMGET', tkey, 'v', 'chat', 'users', 'fin')
+local cur, old_chat, old_users_json = before[1], before[2], before[3]
 if not cur then return {-1} end
 if cur ~= expected then return {0, tonumber(cur)} end
 local newv = tonumber(cur) + 1
-local old_chat = redis.call('HGET', tkey, 'chat')
-local old_users_json = redis.call('HGET', tkey, 'users')
+-- A finished table left the live set and expires: a write that reopens it puts it back and keeps it.
+local reopened = before[4] ~= '0'
 local old_users = {}
 if old_users_json then old_users = cjson.decode(old_users_json) end
 local chat = old_chat
@@ -148,14 +151,24 @@ if finished then
 else
   if inline then
     if old_chat and old_chat ~= chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
-    if chat then redis.call('SET', prefix .. 'chat:' .. chat, tid) end
-    for _, u in ipairs(users) do redis.call('SET', prefix .. 'user:' .. u, tid) end
+    -- Set again (another table may have named the chat, or a user, since: the last one written wins), in one
+    -- MSET.
+    local entries = {}
+    if chat then entries[1] = prefix .. 'chat:' .. chat; entries[2] = tid end
+    for _, u in ipairs(users) do
+      entries[#entries + 1] = prefix .. 'user:' .. u
+      entries[#entries + 1] = tid
+    end
+    if #entries > 0 then redis.call('MSET', unpack(entries)) end
     for _, u in ipairs(old_users) do
       if not listed[u] then del_if(prefix .. 'user:' .. u, tid) end
     end
   end
-  redis.call('PERSIST', tkey)
-  redis.call('SADD', lkey, tid)
+  -- (On a cluster a table may still be pending, with a short TTL and outside the live set: see create.)
+  if reopened or not inline then
+    redis.call('PERSIST', tkey)
+    redis.call('SADD', lkey, tid)
+  end
 end
 if #cancel > 0 then redis.call('ZREM', dkey, unpack(cancel)) end
 if #sched > 0 then redis.call('ZADD', dkey, unpack(sched)) end

@@ -32,6 +32,7 @@ from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import TableState, TableStatus
 from bot.leaderboard import MemoryLeaderboard
 from bot.ops import App, Settings
+from bot.store import CallBudget
 from bot.store._embedded import EmbeddedRedis
 from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
 from bot.store._prefs import MemoryPreferences
@@ -43,6 +44,7 @@ from engine.state import restore_match
 
 from .fake_discord import FakeDiscord
 from .fake_telegram import Call, CallbackRecord, FakeChat, FakeTelegram, FakeUser, StoredMessage
+from .fake_telegram_limits import TelegramLimits
 
 TOKEN = "123456:TEST-token_e2e"
 BOT_USERNAME = "musbot_test"
@@ -147,9 +149,11 @@ async def start_bot(
     app: App | None = None,
     settings: TelegramSettings | None = None,
     rate_limiter: bool = False,
+    calls: CallBudget | None = None,
 ) -> RunningBot:
     """Build the production Application against the fake server and start polling and the deadline loop
-    (without python-telegram-bot's rate limiter unless asked: it paces groups at 20 calls a minute)."""
+    (without python-telegram-bot's rate limiter unless asked: it paces groups at 20 calls a minute; with it,
+    its calls are drawn from ``calls``, a budget other workers may share, else its own)."""
     surfaces = surfaces if surfaces is not None else MemorySurfaces()
     application, runtime = build_application(
         service,
@@ -158,6 +162,7 @@ async def start_bot(
         rate_limiter=rate_limiter,
         min_interval=min_interval,
         bot_username=tg.bot_user.username,
+        calls=calls,
     )
     await application.initialize()
     await application.start()
@@ -193,6 +198,13 @@ async def tg() -> AsyncIterator[FakeTelegram]:
         yield fake
     leftover = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
     assert leftover == [], leftover
+
+
+@pytest.fixture
+async def limited_tg() -> AsyncIterator[FakeTelegram]:
+    """The fake Bot API server with Telegram's flood limits on (a test module may shrink them)."""
+    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME, limits=TelegramLimits()) as fake:
+        yield fake
 
 
 @pytest.fixture

@@ -49,7 +49,7 @@ DISCORD_REJECTED = (
 )
 TELEGRAM_UNREACHABLE = (
     "musbot: cannot reach the Telegram Bot API at http://127.0.0.1:{closed} "
-    "(httpx.ConnectError: All connection attempts failed)"
+    "(cannot connect: [Errno 111] Connect call failed ('127.0.0.1', {closed}))"
 )
 DISCORD_UNREACHABLE = (
     "musbot: cannot reach Discord at http://127.0.0.1:{closed}/api/v10 (ClientConnectorError: "

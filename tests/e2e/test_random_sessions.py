@@ -18,7 +18,6 @@ import collections
 import random
 import string
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -28,8 +27,6 @@ from engine.cards import card_name
 from engine.hand_types import Phase
 
 from .conftest import (
-    BOT_USERNAME,
-    TOKEN,
     RunningBot,
     Table,
     assert_clean,
@@ -41,7 +38,6 @@ from .conftest import (
     start_bot,
 )
 from .fake_telegram import MESSAGE_NOT_MODIFIED, FakeTelegram, FakeUser, StoredMessage
-from .fake_telegram_limits import TelegramLimits
 from .private_messages import repeated_private_messages
 from .test_telegram_game import audit_no_card_leaks, open_table
 
@@ -220,13 +216,6 @@ async def test_a_randomized_session_keeps_every_promise(
     table, kinds = await random_session(tg, bot, seed, hands=6)
     print(f"seed {seed}: {table.presses} presses {dict(kinds)}")
     await assert_every_promise(tg, table, kinds, hands=6)
-
-
-@pytest.fixture
-async def limited_tg() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API server with Telegram's flood limits on."""
-    async with FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME, limits=TelegramLimits()) as fake:
-        yield fake
 
 
 @pytest.mark.parametrize("seed", [6, 7])

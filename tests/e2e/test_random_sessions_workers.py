@@ -23,9 +23,10 @@ from adapters.telegram.app import build_application
 from bot.app import Service
 from bot.delivery import Delivery
 from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.store import CallBudget, MemoryCallBudget
 
 from .conftest import RunningBot, memory_service, seeded, start_bot, telegram_settings_for
-from .fake_telegram import FakeTelegram
+from .fake_telegram import MESSAGE_NOT_MODIFIED, FakeTelegram
 from .test_random_sessions import FLOW, assert_every_promise, random_session
 
 
@@ -59,12 +60,18 @@ class TwoWorkers(RunningBot):
 
 
 async def start_second_worker(
-    tg: FakeTelegram, service: Service, surfaces: MemorySurfaces, pace: float
+    tg: FakeTelegram,
+    service: Service,
+    surfaces: MemorySurfaces,
+    pace: float,
+    *,
+    rate_limiter: bool = False,
+    calls: CallBudget | None = None,
 ) -> RunningBot:
     """A worker that does not poll: its Application takes the updates put on its queue."""
     application, runtime = build_application(
-        service, telegram_settings_for(tg), surfaces, rate_limiter=False, min_interval=pace,
-        bot_username=tg.bot_user.username,
+        service, telegram_settings_for(tg), surfaces, rate_limiter=rate_limiter, min_interval=pace,
+        bot_username=tg.bot_user.username, calls=calls,
     )  # fmt: skip
     await application.initialize()
     await application.start()
@@ -72,15 +79,27 @@ async def start_second_worker(
     return RunningBot(tg, application, runtime, service, surfaces)
 
 
-async def start_two_workers(tg: FakeTelegram, seed: int, pace: float) -> TwoWorkers:
+async def start_two_workers(
+    tg: FakeTelegram,
+    seed: int,
+    pace: float,
+    *,
+    rate_limiter: bool = False,
+    calls: tuple[CallBudget | None, CallBudget | None] = (None, None),
+) -> TwoWorkers:
     """Two workers on shared stores, the updates split between them at random; each paces its calls to a
-    chat ``pace`` s apart (and the shared surfaces book the chat's turns for both)."""
+    chat ``pace`` s apart (and the shared surfaces book the chat's turns for both). With ``rate_limiter``,
+    each draws its calls from its budget in ``calls`` (one budget twice: shared, as in Redis)."""
     first_service = memory_service(FLOW, seed=seed)
     # The same stores (as two processes share Redis), its own caches and randomness.
     second_service = Service(dataclasses.replace(first_service.deps, rng_factory=seeded(seed + 7_919)))
     surfaces = MemorySurfaces()
-    first = await start_bot(tg, first_service, surfaces, min_interval=pace)
-    second = await start_second_worker(tg, second_service, surfaces, pace)
+    first = await start_bot(
+        tg, first_service, surfaces, min_interval=pace, rate_limiter=rate_limiter, calls=calls[0]
+    )
+    second = await start_second_worker(
+        tg, second_service, surfaces, pace, rate_limiter=rate_limiter, calls=calls[1]
+    )
     split = random.Random(seed)
 
     async def route(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Any:
@@ -104,3 +123,23 @@ async def test_a_randomized_session_on_two_workers_keeps_every_promise(
     print(f"seed {seed}: {table.presses} presses {dict(kinds)}; messages posted by each worker {handled}")
     assert min(handled) > 0, handled  # both workers really drew
     await assert_every_promise(tg, table, kinds, hands=6, workers=2)
+
+
+@pytest.mark.parametrize("seed", [3])
+async def test_two_workers_on_telegrams_limits_draw_from_one_budget_and_keep_every_promise(
+    limited_tg: FakeTelegram, bots: list[RunningBot], seed: int
+) -> None:
+    """The same on two workers with the production rate limiter, Telegram's flood limits enforced, and one
+    budget of calls for both (as in Redis): nothing goes over the bot's limits, and hardly an edit is
+    answered "not modified" (each worker knows what the other drew on a slot)."""
+    tg = limited_tg
+    shared = MemoryCallBudget()
+    workers = await start_two_workers(tg, seed, 0.1, rate_limiter=True, calls=(shared, shared))
+    bots.append(workers)
+    table, kinds = await random_session(tg, workers, seed, hands=4)
+    await assert_every_promise(tg, table, kinds, hands=4, workers=2)
+    assert tg.limited() == []  # the bot kept within Telegram's limits
+    edits = [c for c in tg.calls() if c.method.startswith("edit")]
+    not_modified = [c for c in tg.rejected() if MESSAGE_NOT_MODIFIED in (c.description or "")]
+    print(f"seed {seed}: {table.presses} presses, {len(edits)} edits, {len(not_modified)} not modified")
+    assert len(not_modified) <= max(2, len(edits) // 50), not_modified

@@ -23,6 +23,7 @@ from telegram.error import RetryAfter
 
 from adapters.telegram.rate_limit import GROUP_BUDGET, GROUP_WINDOW, ChatRateLimiter, new_messages
 from bot.delivery import NewMessages
+from bot.store import Drawn, StoreUnavailable
 
 from .conftest import RunningBot, Table, assert_clean, memory_service, start_bot
 from .fake_telegram import FakeChat, FakeTelegram
@@ -154,6 +155,24 @@ async def test_the_group_window_refuses_a_long_wait_at_once_and_is_only_a_safety
     started = time.monotonic()
     await short.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)  # a moment: waited
     assert 0.1 < time.monotonic() - started < 0.5
+
+
+async def test_a_store_that_does_not_answer_leaves_each_worker_its_own_count() -> None:
+    """The shared budget failing (Redis down) never stops a call: the limiter counts on its own meanwhile."""
+
+    class Down:
+        async def draw(self, *args: Any, **kwargs: Any) -> Drawn:
+            raise StoreUnavailable("redis is down")
+
+    limiter = ChatRateLimiter(Down(), group_messages=1, group_window=30.0, max_group_wait=0.2)
+
+    async def fine() -> bool:
+        return True
+
+    assert await limiter.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)
+    with pytest.raises(RetryAfter):  # its own count of the group's window still holds
+        await limiter.process_request(fine, (), {}, "sendMessage", {"chat_id": -1}, None)
+    assert await limiter.process_request(fine, (), {}, "editMessageText", {"chat_id": -1}, None)
 
 
 def test_a_group_has_the_delivery_budget_and_a_private_chat_none() -> None:

@@ -163,6 +163,12 @@ async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(sur
     assert (await surfaces.offer(t, user, "hand", 7, '{"b":7}', since=3, digest="bbbb")).accepted
     assert (await surfaces.offer(t, user, "hand", 8, '{"b":8}', since=3)).accepted
     assert (await surfaces.offer(t, user, "hand", 9, '{"b":9}', since=3, digest="bbbb")).accepted
+    # A view that must be drawn anyway (a new message: not shared) is taken whatever the newest shows, and
+    # what it shows is kept: another worker's same view, of the same version, is left to it.
+    posted = await surfaces.offer(t, user, "hand", 10, '{"b":10}', since=3, digest="bbbb", shares=False)
+    assert posted.accepted
+    again = await surfaces.offer(t, user, "hand", 10, '{"b":10}', since=3, digest="bbbb")
+    assert basics(again) == (False, 10, None, 3, True)
 
 
 async def test_one_worker_at_a_time_posts_an_epochs_message(surfaces: SurfaceStore) -> None:
