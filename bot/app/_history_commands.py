@@ -46,7 +46,7 @@ from bot.kernel import (
     history_token,
     measured_command,
 )
-from bot.store import StoreUnavailable
+from bot.store import StoreError, StoreUnavailable
 from bot.table import lang_for, say
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,14 @@ async def keep_hands(store: HistoryStore, hands: Sequence[KeptHand]) -> None:
     for kept in hands:
         try:
             await store.keep(kept.table, kept.chat, kept.hand_no, kept.at, kept.model_dump_json())
+        except StoreError as exc:  # an outage, or the update's time for the store spent: one line, no trace
+            log.warning(
+                "hand %s of table %s was not kept in the history: %s",
+                kept.hand_no,
+                kept.table,
+                exc,
+                extra={"table": kept.table},
+            )
         except Exception:
             log.warning(
                 "hand %s of table %s was not kept in the history",

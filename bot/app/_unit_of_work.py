@@ -321,8 +321,8 @@ class TableWork:
         for result in results:
             try:
                 await board.record(result, now)
-            except StoreError:
-                log.warning("could not record a result on the leaderboard", exc_info=True)
+            except StoreError as exc:  # an outage: one line (the result is lost to the board, not the game)
+                log.warning("could not record a result on the leaderboard: %s", exc)
 
     async def drain_results(self, limit: int = 50) -> int:
         """Rate queued results (the deadline loop calls this); return how many were taken."""
