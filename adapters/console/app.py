@@ -56,7 +56,7 @@ INTERRUPTED = 130
 
 HELP = N_(
     "1…N = press a button · 1 3 4 = several buttons in turn · d 1 3 = discard those cards · "
-    "Enter = the table again · r = rules · r full = all the rules · q = quit"
+    "a 7 = bet 7 · Enter = the table again · r = rules · r full = all the rules · q = quit"
 )
 SAVED = N_("Your game is saved in {where}: `musbot play` resumes it, `musbot play --new` starts afresh.")
 SAVED_IN_REDIS = N_("the Redis server of REDIS_URL")
@@ -205,6 +205,8 @@ async def _command(table: ConsoleTable, chat: ChatRef, line: str, t: Translator)
         await table.show(outcome, draw=False)  # the rules stay in view; Enter brings the table back
     elif words[0] == "d" and (picked := numbers(line[1:])) is not None:
         await table.discard(*picked)
+    elif words[0] == "a" and len(words) == 2 and words[1].isascii() and words[1].isdigit():
+        await table.bet(int(words[1]))
     elif (pressed := numbers(line)) is not None:
         await table.press(*pressed)
     else:

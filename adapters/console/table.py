@@ -6,12 +6,14 @@ import re
 import sys
 from typing import TextIO
 
+from adapters.console.amounts import bet_amounts, bet_token
 from adapters.console.lines import LineSource
 from bot.i18n import translator
 from bot.i18n.markers import N_
 from bot.kernel import Button, Outcome, OutMessage, PickCard, TokenError, UserRef, parse_token
 from bot.ops import App
 from engine.cards import Card, card_name
+from engine.state import restore_match
 
 #: The line around a showdown.
 RULE = "─" * 60
@@ -25,6 +27,9 @@ QUIT_WORDS = ("q", "quit", "exit")
 NO_SUCH_BUTTON = N_("No button has that number: type one from 1 to {last} (r = rules, q = quit).")
 NO_BUTTONS = N_("No button to press now: Enter = the table again, r = rules, q = quit.")
 NOT_CARDS = N_("d discards cards: type d and the numbers of card buttons, from 1 to {last}.")
+# Translators: the line mode's answer to "a" and a number that cannot be bet now ("a 7" bets 7).
+AMOUNT_RANGE = N_("a and an amount bets it: type a whole number from {low} to {high}.")
+NO_AMOUNT = N_("No bet of an amount to make now.")
 _NUMBERS_RE = re.compile(r"[0-9]+(?:[\s,]+[0-9]+)*")  # ASCII digits only: int() would take "²"… or not
 _BOLD_RE = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 
@@ -165,6 +170,21 @@ class ConsoleTable:
             await self.show(outcome, draw=last)
             if last:
                 return
+
+    async def bet(self, amount: int) -> None:
+        """Bet ``amount`` (an envido, or a raise by that much) if the player may now; else say what may be
+        typed. Pressed as the core's own bet button of this turn, so it is checked as one."""
+        t = translator(self.user.lang)
+        shown = self.latest.get("table")
+        state = await self.app.service.load_table(shown.table) if shown is not None else None
+        match = restore_match(state.match) if state is not None and state.match is not None else None
+        legal = bet_amounts(match, state.seat_of(self.user.key) if state is not None else None)
+        if state is None or match is None or not legal:
+            self.say(t.gettext(NO_AMOUNT))
+        elif amount not in legal:
+            self.say(t.format(AMOUNT_RANGE, low=min(legal), high=max(legal)))
+        else:
+            await self.show(await self.app.service.press(self.user, bet_token(state, match, legal[amount])))
 
     def _which_keys(self, buttons: list[Button]) -> str:
         """What a number that is no button gets: the numbers there are (and the other keys)."""

@@ -31,6 +31,7 @@ from bot.i18n.rules import rules_sections, rules_summary
 from bot.kernel import TableState, TableStatus
 from bot.kernel._tokens import card_of_pick
 from bot.ops import Settings, build_app
+from engine.actions import ActionKind
 from engine.cards import card_name
 from engine.hand_types import Phase
 from tests.service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of, users_by_key
@@ -367,6 +368,36 @@ async def test_several_numbers_press_the_buttons_seen_in_turn_and_d_refuses_non_
     assert "» No button has that number: type one from 1 to 5 (r = rules, q = quit)." in said
     assert "» ?" not in said
     assert sorted((await h.load(tid)).table.seats[0].discard_pick) == sorted([names[2], names[4]])
+
+
+async def test_a_typed_amount_bets_it_and_a_wrong_one_says_what_may_be_typed() -> None:
+    """``a 7`` bets 7 as the turn's own bet button would (the line mode's "Más…" without 39 buttons)."""
+    h = Harness()
+    await h.service.set_language(GROUP, ANE, "en")
+    players = users_by_key(ANE, BRAIS, CAMILLE, DANI)
+    tid = await h.started(GROUP, ANE, (BRAIS, 1), (CAMILLE, 2), (DANI, 3))
+    state = await h.load(tid)
+    first = state.table.seats[state.match.hand.speaking_order()[0]].user
+    await h.press(players[first], h.token(tid, "table", GROUP.key, "nomus"))  # no mus: to GRANDE's bets
+    state = await h.load(tid)
+    turn = state.match.hand.turn
+    assert turn is not None
+    user = players[state.table.seats[turn].user]
+    other = players[state.table.seats[(turn + 1) % 4].user]
+    tables = {}
+    for who in (user, other):
+        out = io.StringIO()
+        tables[who.key] = console.ConsoleTable(SimpleNamespace(service=h.service), who, out=out)  # type: ignore[arg-type]
+        tables[who.key].latest = {"table": h.shown(tid, "table", GROUP.key)}
+    await console._command(tables[other.key], GROUP, "a 5", EN)  # not their turn
+    await console._command(tables[user.key], GROUP, "a 99", EN)  # more than may be bet
+    assert len((await h.load(tid)).match.hand.log) == len(state.match.hand.log), "nothing was bet"
+    await console._command(tables[user.key], GROUP, "a 7", EN)
+    last = (await h.load(tid)).match.hand.log[-1]
+    assert (last.seat, last.action.kind, last.action.amount) == (turn, ActionKind.ENVIDO, 7)
+    assert "» No bet of an amount to make now." in tables[other.key].out.getvalue()  # type: ignore[attr-defined]
+    said = tables[user.key].out.getvalue()  # type: ignore[attr-defined]
+    assert "» a and an amount bets it: type a whole number from 2 to " in said
 
 
 # --- 7. the help line in the table's language -----------------------------------------------------------

@@ -12,10 +12,8 @@ from textual.content import Content
 from adapters.console.screen.feed import Step
 from adapters.console.table import code_of
 from bot.i18n import Translator
-from bot.kernel import Button, OutMessage, TableState, action_code, hand_stamp, make_token, turn_stamp
+from bot.kernel import Button, OutMessage, TableState, hand_stamp, make_token
 from bot.screens import catch_label, seat_name
-from engine.actions import Action, ActionKind
-from engine.match import Match
 
 #: Keys of the catch buttons, one per seña on screen at once.
 CATCH_KEYS = "cxvz"
@@ -44,22 +42,6 @@ def pressable(messages: Iterable[OutMessage], slots: tuple[str, ...] = ("table",
         for b in row
         if code_of(b) not in _HIDDEN and not (code_of(b) or "").startswith("catch")
     ]
-
-
-def bet_amounts(match: Match | None, seat: int | None) -> dict[int, Action]:
-    """The envido or raise of each amount ``seat`` may bet now (none when it is not its turn to bet)."""
-    hand = None if match is None else match.hand
-    if hand is None or seat is None or hand.turn != seat:
-        return {}
-    return {a.amount: a for a in hand.legal_actions(seat) if a.kind in (ActionKind.ENVIDO, ActionKind.SUBE)}
-
-
-def bet_token(table: TableState, match: Match, action: Action) -> str:
-    """The token of a bet for this very turn, as the core's buttons carry it."""
-    assert match.hand is not None
-    code = action_code(action)
-    assert code is not None
-    return make_token(table.id, turn_stamp(table.hand_no, len(match.hand.log)), code)
 
 
 def new_catches(

@@ -3,9 +3,8 @@ grows, a move feed and the count, driven through the same service, views and tok
 
 Machines play inside the service at once; this screen shows their moves one by one, :attr:`TableScreen.pace`
 seconds apart (the last answer before the count too), each from the player's view after that move
-(:mod:`adapters.console.screen.feed`). Buttons wait until the feed has caught up, so that a key never answers
-a move not yet shown. A rival's seña gets its own catch button the moment it is shown, and the catch window
-counts from that moment (:meth:`bot.app.Service.catch_shown`).
+(:mod:`adapters.console.screen.feed`). Buttons wait until the feed has caught up (a key never answers a move
+not yet shown). A rival's seña gets its own catch button, its window counted from when it was shown here.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
+from adapters.console import amounts
 from adapters.console.screen import controls, panels, texts
 from adapters.console.screen.feed import Step, step_lines, view_before, views_after
 from adapters.console.table import plain
@@ -293,7 +293,7 @@ class TableScreen(App[int]):
         """The amount box, while the player may envido or raise by an amount of their choosing."""
         box = self.query_one("#amount", Input)
         seat = None if self.table is None else self.table.seat_of(self.user.key)
-        self.legal_amounts = controls.bet_amounts(self.match, seat)
+        self.legal_amounts = amounts.bet_amounts(self.match, seat)
         box.display = bool(self.legal_amounts)
         if self.legal_amounts:
             low, high = min(self.legal_amounts), max(self.legal_amounts)
@@ -361,7 +361,7 @@ class TableScreen(App[int]):
             low, high = min(self.legal_amounts), max(self.legal_amounts)
             self.say(self.t.format(texts.AMOUNT_INVALID, low=low, high=high))
             return
-        token = controls.bet_token(table, match, action)
+        token = amounts.bet_token(table, match, action)
         event.input.value = ""
         self.set_focus(None)
         await self._answer(await self.service.press(self.user, token))
