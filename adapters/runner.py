@@ -64,7 +64,7 @@ async def serve(
     try:
         app = await build_app(settings)
     except StartupError as exc:
-        return _failed(exc, telegram, discord_settings)
+        return _failed(exc, telegram, discord_settings, web_settings)
     # Which version each worker runs, in its log (during a rolling upgrade, both show) — once Redis answered,
     # so that a Redis that does not stays the one line it is.
     log.info("musbot %s starting (Python %s)", musbot_version(), platform.python_version())
@@ -103,16 +103,24 @@ async def serve(
             await health.stop()
         await app.close()
         log.info("stopped")
-    return 0 if failure is None else _failed(failure, telegram, discord_settings)
+    return 0 if failure is None else _failed(failure, telegram, discord_settings, web_settings)
 
 
-def _failed(failure: StartupError, telegram: TelegramSettings, discord_settings: DiscordSettings) -> int:
+def _failed(
+    failure: StartupError,
+    telegram: TelegramSettings,
+    discord_settings: DiscordSettings,
+    web_settings: WebSettings | None = None,
+) -> int:
     """Tell ``failure`` in one line on stderr, redacted (a platform's error text could quote a token back),
     and return its exit status. A refused setting's line starts with the variable, as the settings' do."""
     from adapters.cli import redact, secret_forms
 
     line = str(failure) if isinstance(failure, SettingRefused) else f"musbot: {failure}"
-    print(redact(" ".join(line.split()), secret_forms(_secrets(telegram, discord_settings))), file=sys.stderr)
+    print(
+        redact(" ".join(line.split()), secret_forms(_secrets(telegram, discord_settings, web_settings))),
+        file=sys.stderr,
+    )
     return failure.exit_status
 
 

@@ -141,6 +141,8 @@ class MusClient(discord.AutoShardedClient):
         # first command of a name wins in mentions.command_paths; /mus language is one's own).
         self.tree.add_command(admin_group(self.handlers))
         self.tree.add_command(mus_group(self.handlers))
+        self.paths = command_paths(self.tree)
+        """Each command's top-level command and path: the tree is fixed from here on (not walked per post)."""
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
         self.command_sync = CommandSync(self.tree, marks or MemoryMarks(), settings.guild_ids)
         self.commands = Registered()
@@ -168,7 +170,7 @@ class MusClient(discord.AutoShardedClient):
     def written(self, guild_id: int | None) -> dict[str, str]:
         """How each core command is written in a message seen in ``guild_id`` (``None``: a DM): a mention
         of the command as synced (:mod:`adapters.discord.mentions`)."""
-        return names(command_paths(self.tree), self.commands, guild_id)
+        return names(self.paths, self.commands, guild_id)
 
     def written_in(self, channel_id: int) -> dict[str, str]:
         """:meth:`written` for a channel (its server from the cache; a DM's is none)."""

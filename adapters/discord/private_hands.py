@@ -130,10 +130,6 @@ class PrivateHands:
         """Whether ``chat`` is a Discord channel or person."""
         return self.inner.owns(chat)
 
-    def closed(self, user: str) -> bool:
-        """Whether that person's direct messages were found closed recently."""
-        return self.inner.closed(user)
-
     async def gets_dms(self, user: str) -> bool:
         """Whether private views reach that person by direct message: they asked, and their DMs are open."""
         return not self.inner.closed(user) and await self.chats.preference(user, DMS)

@@ -22,11 +22,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from prometheus_client import Gauge
 from telegram import Bot
 from telegram.error import TelegramError
 
 from adapters.telegram.request import AiohttpRequest
-from bot.kernel import LAST_HEARD, WEBHOOK_PENDING
+from bot.kernel import LAST_HEARD
+
+#: A Telegram detail, so defined here rather than with the core's metrics.
+WEBHOOK_PENDING = Gauge(
+    "mus_telegram_webhook_pending_updates", "Updates Telegram holds for this bot's webhook (getWebhookInfo)"
+)
 
 log = logging.getLogger(__name__)
 

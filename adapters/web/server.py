@@ -195,11 +195,8 @@ class WebTable:
         token = read_token(body.get("token"))
         if token is not None and token.table != watcher.table:
             token = None  # a page acts on its own table only
-        shown_at = _shown_at(watcher, token)
-        if shown_at is None:
-            outcome = await self.service.press(user, token)
-        else:  # a ⚡ this page showed: its catch window counts from then
-            outcome = await self.service.catch_shown(user, token, shown_at)
+        # A ⚡ this page showed: its catch window counts from then.
+        outcome = await self.service.press(user, token, shown_at=_shown_at(watcher, token))
         if self.on_outcome is not None and outcome.messages:
             await self.on_outcome(outcome)
         await self.hub.poke(watcher.table)

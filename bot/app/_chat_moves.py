@@ -33,7 +33,7 @@ from bot.app._chat_commands import ChatCommands
 from bot.app._deps import ServiceDeps
 from bot.i18n import translator
 from bot.i18n.markers import N_
-from bot.kernel import ChatRef, Outcome, OutMessage, TableState, TableStatus, measured_command
+from bot.kernel import ChatRef, LruCache, Outcome, OutMessage, TableState, TableStatus, measured_command
 from bot.store import ChatBusy, StoreUnavailable, VersionConflict
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class ChatMoves:
         self.deps = deps
         self.chats = chats
         self.show = show
-        self._noticed: dict[tuple[str, str], float] = {}
+        self._noticed: LruCache[tuple[str, str], float] = LruCache(_NOTICES_CAP)
         """When a chat was last told that a table could not move there."""
 
     @measured_command("chat_moved")
@@ -150,11 +150,10 @@ class ChatMoves:
             extra={"table": busy.table_id},
         )
         now, key = self.deps.clock(), (busy.table_id, new.key)
-        if now - self._noticed.get(key, -1e18) < BUSY_NOTICE_INTERVAL:
+        last = self._noticed.get(key)
+        if last is not None and now - last < BUSY_NOTICE_INTERVAL:
             return Outcome(ok=False)
-        if len(self._noticed) >= _NOTICES_CAP:
-            self._noticed.clear()
-        self._noticed[key] = now
+        self._noticed.put(key, now)
         text = translator(await self.chats.language_of(new, None)).gettext(TABLE_STAYED)
         return Outcome(messages=(OutMessage(slot="notice", text=text, chat=new.key, fresh=True),), ok=False)
 

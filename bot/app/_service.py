@@ -250,10 +250,6 @@ class Service:
         record_press(action, outcome, time.perf_counter() - started)
         return outcome
 
-    async def catch_shown(self, user: UserRef, pressed: object, shown_at: float) -> Outcome:
-        """A press on a surface that showed the table at ``shown_at`` (see :meth:`press`)."""
-        return await self.press(user, pressed, shown_at=shown_at)
-
     async def _table_press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A button of a live table: one step of :mod:`bot.table` as one unit of work."""
         if token.table == CHAT_SCOPE:  # a chat's button whose command has no handler of its own: forged

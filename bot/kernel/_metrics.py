@@ -70,9 +70,6 @@ LAST_HEARD = Gauge(
     "When a chat platform last answered a call or sent an update (Unix time): its age tells a deaf bot",
     ["platform"],
 )
-WEBHOOK_PENDING = Gauge(
-    "mus_telegram_webhook_pending_updates", "Updates Telegram holds for this bot's webhook (getWebhookInfo)"
-)
 SHARD_EVENTS = Counter(
     "mus_gateway_shard_events_total",
     "Gateway connections of a platform's shards: connect, resume, disconnect (once per outage)",

@@ -197,7 +197,7 @@ def start_checked(data_dir: Path, start: Callable[[], None]) -> SaveRepair | Non
         start()
     except EmbeddedRedisError:
         aof = data_dir / AOF_NAME
-        if not (aof.is_file() and aof.read_bytes()[:5] == b"REDIS"):
+        if not (aof.is_file() and _preamble(aof)):
             raise
         size = aof.stat().st_size
         aside = set_aside(aof)
@@ -205,3 +205,9 @@ def start_checked(data_dir: Path, start: Callable[[], None]) -> SaveRepair | Non
         record_save(data_dir)
         return SaveRepair("garbage", aside, 0, size)
     return repair
+
+
+def _preamble(aof: Path) -> bool:
+    """Whether the save begins with an RDB preamble (five bytes read, not the whole save)."""
+    with aof.open("rb") as file:
+        return file.read(5) == b"REDIS"

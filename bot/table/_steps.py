@@ -50,9 +50,9 @@ def dispatch_press(ctx: TableContext, user: UserRef, token: Token) -> Answer:
 
 
 def dispatch_catch(user: UserRef, token: Token, shown_at: float) -> Callable[[TableContext], Answer]:
-    """The step of a ⚡ pressed on a surface that knows when it showed the seña (the terminal's paced move
-    feed): checked as :func:`dispatch_press` checks it, the catch window counting from ``shown_at`` (the
-    service's clock). Any other button: :func:`dispatch_press`'s step."""
+    """The step of a ⚡ pressed on a surface that knows when it showed the seña (a paced chat edit, the
+    terminal's move feed): checked as :func:`dispatch_press` checks it (nothing at a paused table), the catch
+    window counting from ``shown_at`` (the service's clock)."""
 
     def caught(ctx: TableContext, user: UserRef, token: Token) -> Answer:
         assert isinstance(token.command, CatchSena)
@@ -60,8 +60,7 @@ def dispatch_catch(user: UserRef, token: Token, shown_at: float) -> Callable[[Ta
         return None
 
     def step(ctx: TableContext) -> Answer:
-        if not isinstance(token.command, CatchSena):
-            return dispatch_press(ctx, user, token)
+        refuse_if_paused(ctx)
         return _in_this_hand(caught)(ctx, user, token)
 
     return step

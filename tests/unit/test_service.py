@@ -634,18 +634,32 @@ async def test_a_catch_window_counts_from_when_the_surface_showed_the_sena(h: Ha
     before = await snapshot(h, tid)
     o = await h.press(rival2, catch)
     assert (o.ok, o.answer) == (False, "Too late!")
-    late = await h.service.catch_shown(rival2, catch, shown_at=made_at + 0.6)
+    late = await h.service.press(rival2, catch, shown_at=made_at + 0.6)
     assert (late.ok, late.answer) == (False, "Too late!")
     assert await snapshot(h, tid) == before
-    o = h.record(await h.service.catch_shown(rival, catch, shown_at=made_at + 2.5))
+    o = h.record(await h.service.press(rival, catch, shown_at=made_at + 2.5))
     assert o.ok and o.answer is not None and o.answer.startswith("Caught!")
     assert "made you a seña" not in h.shown(tid, "hand", rival.key).text
     assert "You caught" in h.shown(tid, "hand", rival.key).text
-    o = await h.service.catch_shown(rival, catch, shown_at=made_at + 2.5)
+    o = await h.service.press(rival, catch, shown_at=made_at + 2.5)
     assert not o.ok and o.answer == "You already caught it."
     # Any other button goes through as a press.
-    o = await h.service.catch_shown(rival, "forged", shown_at=made_at)
+    o = await h.service.press(rival, "forged", shown_at=made_at)
     assert not o.ok
+
+
+async def test_a_catch_from_a_late_screen_is_refused_at_a_paused_table(h: Harness) -> None:
+    """The ⚡ with ``shown_at`` is checked as every press is: nothing happens at a paused table."""
+    tid, players, maker, token = await sena_table(h)
+    rival = players[(maker + 1) % 4]
+    made_at = h.now
+    assert (await h.press(players[maker], token)).ok
+    catch = next(b.token for b in h.on_screen(tid, "table", GROUP.key) if b.label.startswith("⚡"))
+    await h.service.pauses.chat_lost(GROUP.key)
+    before = await snapshot(h, tid)
+    o = await h.service.press(rival, catch, shown_at=made_at + 0.5)
+    assert not o.ok and o.paused
+    assert await snapshot(h, tid) == before
 
 
 async def test_a_caught_sena_is_answered_as_an_alert(h: Harness) -> None:

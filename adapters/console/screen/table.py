@@ -335,7 +335,7 @@ class TableScreen(App[int]):
         if chosen is None:
             return
         self._drop_catch(key)
-        await self._answer(await self.service.catch_shown(self.user, chosen.token, chosen.shown_at))
+        await self._answer(await self.service.press(self.user, chosen.token, shown_at=chosen.shown_at))
 
     async def action_next_hand(self) -> None:
         """After the count: deal the next hand (the deal waits for the player here)."""
