@@ -36,6 +36,7 @@ from bot.screens import (
     button_label,
     count_lines,
     hand_summary,
+    header_line,
     lance_lines,
     mus_lines,
     seat_name,
@@ -185,7 +186,7 @@ def page(
         "live": live,
         "status": table.status.value,
         "seat": seat,
-        "title": _title(t, table, target),
+        "title": header_line(t, table, match.config),
         "seats": _seats(t, table, view),
         "teams": [
             {
@@ -230,23 +231,6 @@ def page(
     if seat is None:
         frame["spectator"] = True
     return frame
-
-
-def _title(t: Translator, table: TableState, target: int) -> str:
-    pos = table.position
-    if table.options.mode == "game":
-        return t.format(N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=target)
-    return t.format(
-        N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
-        n=table.hand_no,
-        game=pos.game,
-        games=3,
-        a=pos.games[0],
-        b=pos.games[1],
-        vaca=pos.vaca,
-        vacas=3,
-        target=target,
-    )
 
 
 def _stage(t: Translator, table: TableState, view: SeatView) -> str:

@@ -26,7 +26,7 @@ from bot.screens._labels import (
     team_names,
 )
 from bot.screens._private_view import picker_open
-from bot.screens._render import Renderer
+from bot.screens._render import Renderer, header_line
 from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stake_line, stopped_line
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "catch_label",
     "count_lines",
     "hand_summary",
+    "header_line",
     "labelled",
     "lance_lines",
     "mus_lines",

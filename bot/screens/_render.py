@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.i18n import translator
+from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
 from bot.kernel import (
     MACHINE_NAMES,
@@ -49,7 +49,7 @@ from bot.screens._private_view import PrivateView
 from engine.actions import ActionKind
 from engine.hand import Hand
 from engine.hand_types import Phase
-from engine.match import Match
+from engine.match import Match, MatchConfig
 
 _ = N_
 
@@ -222,24 +222,7 @@ class Renderer:
         return min(stones, self.match.config.target)
 
     def _header(self, match: Match) -> str:
-        t, table = self.t, self.table
-        pos = table.position
-        if table.options.mode == "game":
-            return t.format(
-                N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=match.config.target
-            )
-        config = match.config
-        return t.format(
-            N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
-            n=table.hand_no,
-            game=pos.game,
-            games=2 * config.games_per_vaca - 1,
-            a=pos.games[0],
-            b=pos.games[1],
-            vaca=pos.vaca,
-            vacas=2 * config.vacas_per_match - 1,
-            target=config.target,
-        )
+        return header_line(self.t, self.table, match.config)
 
     def _turn_line(self, seat: int) -> str:
         t = self.t
@@ -394,3 +377,23 @@ class Renderer:
             table=self.table.id,
             deadline=deadline,
         )
+
+
+def header_line(t: Translator, table: TableState, config: MatchConfig) -> str:
+    """The table's first line — hand, game and vaca of how many, target — as every surface heads it."""
+    if table.options.mode == "game":
+        return t.format(
+            N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=config.target
+        )
+    pos = table.position
+    return t.format(
+        N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
+        n=table.hand_no,
+        game=pos.game,
+        games=2 * config.games_per_vaca - 1,
+        a=pos.games[0],
+        b=pos.games[1],
+        vaca=pos.vaca,
+        vacas=2 * config.vacas_per_match - 1,
+        target=config.target,
+    )

@@ -15,6 +15,7 @@ from bot.screens import (
     cards_label,
     count_lines,
     hand_summary,
+    header_line,
     labelled,
     lance_lines,
     mus_lines,
@@ -30,7 +31,7 @@ from engine.views import SeatView
 
 def header(t: Translator, table: TableState, match: Match, view: SeatView, now: float) -> str:
     """The core's first line of the table (hand, game, vaca, target) and the score named by pair."""
-    first = Renderer(table, match, now).table_message().text.splitlines()[0]
+    first = header_line(t, table, match.config)
     target = view.target
     score = t.format(
         texts.SCORE,
