@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from adapters.discord.layout import NO_MENTIONS
+from adapters.discord.permissions import POST_NEEDS, missing_for_table
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
 from bot.kernel import ChatRef, Outcome, OutMessage, UserRef
@@ -51,30 +52,10 @@ NO_LONGER_POST = _(
 FOLLOW_UP_WINDOW = dt.timedelta(minutes=14)
 #: Channels whose last press is remembered at most (then forgotten at once: at worst nobody is followed up).
 MAX_REMEMBERED = 10_000
-#: Each permission the table needs, by discord.py's name, with its name in Discord's settings.
-PERMISSION_NAMES = {
-    "view_channel": _("View Channel"),
-    "send_messages": _("Send Messages"),
-    "send_messages_in_threads": _("Send Messages in Threads"),
-}
-
-
-def missing_to_post(interaction: discord.Interaction[Any]) -> list[str]:
-    """The permissions (discord.py's names) the bot lacks to post the table where ``interaction`` happened
-    (none in a direct message)."""
-    if interaction.guild_id is None:
-        return []
-    posting = (
-        "send_messages_in_threads" if isinstance(interaction.channel, discord.Thread) else "send_messages"
-    )
-    granted = interaction.app_permissions
-    return [name for name in ("view_channel", posting) if not getattr(granted, name)]
-
-
 def cannot_post(user: UserRef, missing: list[str]) -> str:
-    """What the presser is told: the bot cannot post here, and which permissions it lacks."""
+    """What the presser is told: the bot cannot post here, and which permissions (msgids) it lacks."""
     t = translator(normalize_language(user.lang))
-    names = ", ".join(t.gettext(PERMISSION_NAMES[name]) for name in missing)
+    names = ", ".join(t.gettext(name) for name in missing)
     return t.format(CANNOT_POST, permissions=names)
 
 
@@ -106,7 +87,7 @@ async def refused(
     interaction is answered: ``True``)."""
     if not chat.private:
         handlers.last_presses.note(chat.key, interaction, user)
-    missing = missing_to_post(interaction)
+    missing = missing_for_table(interaction, POST_NEEDS)
     if not missing:
         return False
     lost = await handlers.service.pauses.chat_lost(chat.key)
@@ -127,7 +108,7 @@ async def resumed(
     again (the outcome of that), else the asker is told what is missing."""
     if not outcome.paused:
         return outcome
-    missing = missing_to_post(interaction)
+    missing = missing_for_table(interaction, POST_NEEDS)
     if missing:
         return replace(outcome, answer=cannot_post(user, missing))
     back = await handlers.service.pauses.chat_back(chat)

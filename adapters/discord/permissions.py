@@ -55,13 +55,18 @@ def in_thread(interaction: discord.Interaction[Any]) -> bool:
     return isinstance(interaction.channel, discord.Thread)
 
 
-def missing_for_table(interaction: discord.Interaction[Any]) -> list[str]:
-    """The permissions (their msgids) the bot lacks in the interaction's channel to play a table there;
-    none in a direct message, where the bot may always write to whoever writes to it."""
+#: What posting the table takes at all (a channel lacking these pauses its table: adapters.discord.access).
+POST_NEEDS = TABLE_NEEDS[:2]
+
+
+def missing_for_table(
+    interaction: discord.Interaction[Any], needs: tuple[tuple[str, str], ...] = TABLE_NEEDS
+) -> list[str]:
+    """The permissions of ``needs`` (their msgids) the bot lacks in the interaction's channel to play a
+    table there; none in a direct message, where the bot may always write to whoever writes to it."""
     if interaction.guild_id is None:
         return []
     granted = interaction.app_permissions
-    needs = TABLE_NEEDS
     if in_thread(interaction):
         needs = tuple(
             THREAD_NEEDS if attribute == "send_messages" else (attribute, name) for attribute, name in needs

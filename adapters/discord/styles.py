@@ -24,14 +24,15 @@ from bot.kernel import (
     TurnAction,
     read_token,
 )
+from engine.actions import ActionKind
 
-#: Turn actions by their token's code (``env2``, ``sube5`` by their prefix).
+#: Turn actions by the engine's kind of action (not by how a token spells it).
 _TURN_STYLES = {
-    "quiero": discord.ButtonStyle.success,
-    "noquiero": discord.ButtonStyle.danger,
-    "ordago": discord.ButtonStyle.danger,
-    "env": discord.ButtonStyle.primary,
-    "sube": discord.ButtonStyle.primary,
+    ActionKind.QUIERO: discord.ButtonStyle.success,
+    ActionKind.NO_QUIERO: discord.ButtonStyle.danger,
+    ActionKind.ORDAGO: discord.ButtonStyle.danger,
+    ActionKind.ENVIDO: discord.ButtonStyle.primary,
+    ActionKind.SUBE: discord.ButtonStyle.primary,
 }
 _LOBBY_STYLES = {"start": discord.ButtonStyle.success, "cancel": discord.ButtonStyle.danger}
 
@@ -40,8 +41,8 @@ def style_of(token: str) -> discord.ButtonStyle:
     """The colour of a button carrying ``token`` (grey for what is neutral or not ours)."""
     parsed = read_token(token)
     command = None if parsed is None else parsed.command
-    if isinstance(command, TurnAction) and parsed is not None:
-        return _TURN_STYLES.get(parsed.code.rstrip("0123456789"), discord.ButtonStyle.secondary)
+    if isinstance(command, TurnAction):
+        return _TURN_STYLES.get(command.action.kind, discord.ButtonStyle.secondary)
     if isinstance(command, LobbyAction):
         return _LOBBY_STYLES.get(command.name, discord.ButtonStyle.secondary)
     if isinstance(command, ConfirmDiscard):
