@@ -65,6 +65,12 @@ class HandEval:
     juego: int
 
     @property
+    def pares_ranks(self) -> tuple[int, int]:
+        """The effective ranks of the pares, high then low (the same twice for duples of one rank; 0 for a
+        part there is none of), as :attr:`pares` packs them."""
+        return (self.pares >> 3) & 7, self.pares & 7
+
+    @property
     def has_pares(self) -> bool:
         """Whether the hand holds par, medias or duples."""
         return self.pares_kind is not ParesKind.NONE

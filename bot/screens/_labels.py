@@ -202,7 +202,7 @@ def pares_words(t: Translator, cards: Sequence[Card]) -> str:
     ev = evaluate(cards)
     if ev.pares_kind is ParesKind.NONE:
         return t.gettext(PARES_NAMES[ev.pares_kind])
-    high, low = (ev.pares >> 3) & 7, ev.pares & 7  # the ranks of the pares (bot: engine.evaluation's key)
+    high, low = ev.pares_ranks
     rank = t.gettext(RANK_PLURALS[high])
     if ev.pares_kind is ParesKind.DUPLES and high == low:
         return t.format(DUPLES_OF_ONE, rank=rank)
