@@ -52,6 +52,8 @@ NO_LONGER_POST = _(
 FOLLOW_UP_WINDOW = dt.timedelta(minutes=14)
 #: Channels whose last press is remembered at most (then forgotten at once: at worst nobody is followed up).
 MAX_REMEMBERED = 10_000
+
+
 def cannot_post(user: UserRef, missing: list[str]) -> str:
     """What the presser is told: the bot cannot post here, and which permissions (msgids) it lacks."""
     t = translator(normalize_language(user.lang))
