@@ -90,4 +90,8 @@ async def test_many_workers_at_once_never_book_two_calls_closer_than_the_rate(
     # book are what the rate spaces (less the answers' round trips, a few ms on a loaded machine).
     gaps = [b - a for a, b in itertools.pairwise(moments)]
     assert min(gaps) >= 0.01, gaps
-    assert near(moments[-1] - moments[0], 0.02 * (len(moments) - 1)), gaps
+    # Nor does it over-wait: twenty turns take about nineteen intervals. A loaded machine (three cluster nodes
+    # and four clients on two cores) may stall one answer by 0.1 s or more, which only lengthens the span, so
+    # the bound is half as much again: a budget booking a turn more per call (twice the span) still fails.
+    span = moments[-1] - moments[0]
+    assert span <= 0.02 * (len(moments) - 1) * 1.5, gaps
