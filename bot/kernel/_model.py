@@ -216,6 +216,12 @@ class TableState(BaseModel):
                 _tell_newer("match", match_schema, MATCH_SCHEMA_VERSION)
         return {**data, "schema_version": SCHEMA_VERSION}
 
+    @property
+    def finished(self) -> bool:
+        """Whether the table is over for good: its match was won (``FINISHED``) or it was closed
+        (``CANCELLED``). Nothing plays at it again; it is only shown, and forgotten in time."""
+        return self.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+
     def seat_of(self, user_key: str) -> int | None:
         """The seat of a user, if seated."""
         for i, seat in enumerate(self.seats):
