@@ -29,6 +29,7 @@ from bot.i18n import common, translator
 from bot.kernel import (
     Button,
     ChatRef,
+    DeadlineKind,
     Outcome,
     TableState,
     TableStatus,
@@ -340,10 +341,9 @@ class TableScreen(App[int]):
     async def action_next_hand(self) -> None:
         """After the count: deal the next hand (the deal waits for the player here)."""
         table = self.table
-        if table is None or not self.counted or not self.caught_up or table.due_key is None:
-            return
-        if table.due_key.split("|")[1:2] == ["deal"]:
-            await self._answer(await self.service.deadlines.fire(table.due_key))
+        deadline = None if table is None or not self.counted or not self.caught_up else table.deadline
+        if deadline is not None and deadline.kind is DeadlineKind.DEAL:
+            await self._answer(await self.service.deadlines.fire(deadline.key))
 
     def action_amount(self) -> None:
         """Put the cursor in the amount box."""
