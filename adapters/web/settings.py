@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
+from bot.kernel import WebLinks
 from bot.ops import env_config, port_number, seconds_between, url_with_scheme
 
 #: The shortest ``WEB_SECRET`` accepted: it signs every link to a table (HMAC-SHA256).
@@ -50,3 +51,7 @@ class WebSettings(BaseSettings):
             return self.public_url
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         return f"http://{host}:{self.port}"
+
+    def links(self, secret: bytes) -> WebLinks:
+        """How links to the web table are written: to :meth:`base_url`, signed with ``secret``."""
+        return WebLinks(self.base_url(), secret, self.link_hours)
