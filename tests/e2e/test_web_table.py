@@ -87,7 +87,6 @@ async def test_pages_opened_at_once_all_follow_the_table(
     user = ANE if state.user_on_turn() == ANE.key else BRAIS
     token = next(b.token for b in h.on_screen(tid, "table", GROUP.key) if "-" in b.token.split(".")[1])
     assert (await h.press(user, token)).ok
-    await server.hub.poke(tid)
     for client, first in zip(clients, firsts, strict=True):
         newest = await client.settle()
         assert newest["k"] > first["k"], "every page is sent the move, not only the last one opened"
@@ -161,7 +160,6 @@ async def test_the_last_answer_and_the_count_are_shown(
             continue
         calm = [t for t in tokens if t.endswith((".paso", ".nomus", ".noquiero", ".quiero"))] or tokens
         await h.press(user, sorted(calm)[0])
-        await server.hub.poke(tid)
     last = await client.settle(0.8)
     assert last["over"] and last["count"], last
     hand = (await h.load(tid)).match.hand  # type: ignore[union-attr]
