@@ -110,14 +110,11 @@ class TableFeed:
         self.pages: set[Page] = set()
         self.first_read = asyncio.Lock()
         """Held while the feed is first read (the pages opening meanwhile wait for that read)."""
-        self.followed = False
-        """The hub hears this table's notices."""
-        self.heard = 0
-        """The newest version a notice announced."""
+        self.followed = False  # (the hub hears this table's notices)
+        self.heard = 0  # (the newest version a notice announced)
         self.reading: asyncio.Task[None] | None = None
         """The read that notices asked for, while it runs (one at a time per feed)."""
-        self.reread = False
-        """Read once more after the running read (the subscription was interrupted meanwhile)."""
+        self.reread = False  # (read once more after the running read: the subscription had a gap)
         self._replayed: dict[tuple[int, int], Hand] = {}
 
     def update(self, version: int, data: str) -> bool:
@@ -173,6 +170,8 @@ class Hub:
         self.pages: dict[str, Page] = {}
         self._buckets: dict[str, tuple[float, float]] = {}
         self._task: asyncio.Task[None] | None = None
+        self.reads = 0
+        """How many times a table was read for the pages (one per change heard, and the safety polls)."""
         notices = service.deps.notices if notices is None else notices
         self._notices: NoticeSubscription = notices.subscribe(self._noticed, self._interrupted)
 
@@ -257,8 +256,7 @@ class Hub:
             feed.reading = asyncio.create_task(self._read_while_behind(feed))
 
     async def _read_while_behind(self, feed: TableFeed) -> None:
-        """Read the table; again while a notice came meanwhile of a version newer than that read found (or
-        the subscription was interrupted during it)."""
+        """Read the table; again while a notice during a read announced a newer version, or a gap came."""
         try:
             while True:
                 feed.reread = False
@@ -279,6 +277,7 @@ class Hub:
 
     async def _refresh(self, feed: TableFeed) -> bool:
         """Read the feed's table (a newer version wakes its pages); whether the store answered."""
+        self.reads += 1
         try:
             stored = await self.service.deps.tables.load(feed.table_id)
         except StoreError:
@@ -292,8 +291,7 @@ class Hub:
         self._task = asyncio.create_task(self._poll_forever())
 
     async def stop(self) -> None:
-        """Stop hearing notices and polling, and end every page's stream (a page reconnects to whichever
-        process serves next)."""
+        """Stop notices and polls; end every page's stream (it reconnects to the process serving next)."""
         await self._notices.close()
         reads = [f.reading for f in self.feeds.values() if f.reading is not None]
         for task in [self._task, *reads]:

@@ -68,7 +68,7 @@ async def start_web(
     on_outcome: OnOutcome | None = None,
 ) -> Running:
     """Serve the web table on ``WEB_HOST:WEB_PORT``; :class:`StartupError` if the port cannot be bound."""
-    hub = Hub(service, pause=web_settings.move_pause)
+    hub = Hub(service, pause=web_settings.move_pause, poll=web_settings.safety_poll)
     table = WebTable(
         service,
         hub,
