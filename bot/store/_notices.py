@@ -128,3 +128,10 @@ class MemoryTableNotices:
     def subscribe(self, on_notice: OnNotice, on_gap: OnGap) -> MemoryNoticeSubscription:
         """A new subscription, following no table yet."""
         return MemoryNoticeSubscription(self, on_notice, on_gap)
+
+    def interrupt(self) -> None:
+        """As a Redis restart does to its subscriptions (tests): each one that follows a table reports a gap,
+        its listener re-reads what it shows."""
+        for subscription in list(self.subscriptions):
+            if subscription.tables:
+                subscription.on_gap()

@@ -15,6 +15,7 @@ from service_helpers import ANE, BRAIS, GROUP, OUTSIDER, Harness, english
 from adapters.web.auth import telegram_init_data
 from adapters.web.feed import PAGES_PER_USER
 from bot.app import Service
+from bot.store import MemoryTableNotices
 from bot.table import FlowSettings
 from engine.cards import FULL_DECK, card_name
 
@@ -123,6 +124,33 @@ async def test_a_chat_press_reaches_an_open_page_pushed_not_polled(
                 shown = await watcher.next_frame(timeout=5.0)
     finally:
         await server.close()
+
+
+async def test_a_lost_notice_is_made_up_for_after_a_gap_and_by_the_safety_poll(
+    h: Harness, http: aiohttp.ClientSession
+) -> None:
+    """A worker whose notices are lost (another notifier: nobody hears it) writes; the page is told nothing,
+    until its subscription reports a gap (as after a Redis restart) — or, on a server whose safety poll is
+    short, at the next poll."""
+    assert isinstance(h.deps.notices, MemoryTableNotices)
+    deaf_worker = Service(replace(h.deps, notices=MemoryTableNotices()))
+    tid = await h.started(GROUP, ANE, (BRAIS, 1))
+    await h.wait_for_human(tid)
+    for poll in (60.0, 0.3):
+        server = await serve(h, poll=poll)
+        try:
+            watcher = await page_for(server, http, OUTSIDER, tid)
+            shown = await watcher.settle()
+            await calm_press(h, tid, deaf_worker)
+            written = (await h.load(tid)).version
+            if poll > 1:
+                with pytest.raises(TimeoutError):
+                    await watcher.next_frame(timeout=0.5)  # nothing heard, nothing polled
+                h.deps.notices.interrupt()
+            while not (shown["v"] == written and shown["live"]):
+                shown = await watcher.next_frame(timeout=5.0)
+        finally:
+            await server.close()
 
 
 async def test_a_pages_own_press_reads_the_table_once(
