@@ -45,12 +45,11 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 import aiohttp
 from aiohttp import web
 
-from adapters.web.auth import sign_link
 from adapters.web.feed import Hub
 from adapters.web.frames import page
 from adapters.web.server import STATIC_FILES, WebTable
 from bot.app import Service
-from bot.kernel import ChatRef, UserRef, lobby_stamp, make_token
+from bot.kernel import ChatRef, UserRef, lobby_stamp, make_token, sign_link
 from bot.ops import Settings, build_app
 from bot.table import FlowSettings
 

@@ -26,10 +26,9 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from adapters.web.auth import Visitor
 from adapters.web.frames import Json, hand_at, lobby_page, page
 from bot.app import Service
-from bot.kernel import TableState, TableStatus
+from bot.kernel import TableState, TableStatus, WebVisitor
 from bot.store import NoticeSubscription, StoreError, StoreUnavailable, TableNotice, TableNotices
 from engine.hand import Hand
 from engine.match import Match
@@ -80,7 +79,7 @@ class Page:
     """One open page: who looks, at which table, and what it was last sent."""
 
     id: str
-    visitor: Visitor
+    visitor: WebVisitor
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     sent: tuple[int, int, int] | None = None
     """(hand, entries, version) of the last frame sent."""
@@ -177,7 +176,7 @@ class Hub:
 
     # --- pages ---------------------------------------------------------------------------------------
 
-    async def open_page(self, visitor: Visitor) -> Page | None:
+    async def open_page(self, visitor: WebVisitor) -> Page | None:
         """A new page for ``visitor`` (``None`` if the table does not exist; :class:`StoreUnavailable` if it
         could not be read)."""
         feed = self.feeds.get(visitor.table)

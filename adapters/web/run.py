@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from adapters.web.auth import sign_link
 from adapters.web.feed import Hub
 from adapters.web.server import OnOutcome, WebTable
 from adapters.web.settings import WebSettings
@@ -50,13 +49,6 @@ class Running:
         """Stop polling, close every stream and the listener."""
         await self.hub.stop()
         await self.runner.cleanup()
-
-
-def link_for(web_settings: WebSettings, secret: bytes, user: UserRef, table_id: str, now: float) -> str:
-    """The address of ``table_id``'s page for ``user``: a signed link in the fragment (never sent in a
-    request, so never in a log), valid ``WEB_LINK_HOURS``."""
-    credential = sign_link(secret, user, table_id, now + web_settings.link_hours * 3600)
-    return f"{web_settings.base_url()}/t/{table_id}#k={credential}"
 
 
 async def start_web(
@@ -168,7 +160,7 @@ async def play_web(args: argparse.Namespace, settings: Settings, web_settings: W
         running = await start_web(app.service, web_settings, secret)
         deadlines.start()
         web_settings = web_settings.model_copy(update={"port": running.port})
-        link = link_for(web_settings, secret, user, table_id, time.time())
+        link = web_settings.links(secret).table(user, table_id, time.time())
         print(link, flush=True)
         if sys.stdout.isatty() and (os.environ.get("DISPLAY") or sys.platform in ("darwin", "win32")):
             with contextlib.suppress(webbrowser.Error):
@@ -204,7 +196,7 @@ def run(
         lang = normalize_language(args.lang) if args.lang else None
         user = UserRef(args.user, args.name or args.user, lang)
         secret = web_settings.secret.get_secret_value().encode()
-        print(link_for(web_settings, secret, user, args.link, time.time()))
+        print(web_settings.links(secret).table(user, args.link, time.time()))
         return 0
     try:
         return asyncio.run(serve_alone(settings, web_settings, telegram_token))

@@ -24,14 +24,14 @@ from importlib import resources
 
 from aiohttp import web
 
-from adapters.web.auth import Refused, Visitor, check_link, telegram_visitor
+from adapters.web.auth import telegram_visitor
 from adapters.web.feed import Hub, Page
 from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections
-from bot.kernel import CatchSena, Outcome, Token, read_token
+from bot.kernel import CatchSena, LinkRefused, Outcome, Token, WebVisitor, check_link, read_token
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ class WebTable:
         lang = normalize_language(str(body.get("lang") or DEFAULT_LANGUAGE)[:8])
         try:
             visitor = self._visitor(body, table)
-        except Refused as exc:
+        except LinkRefused as exc:
             log.info("web: a credential was refused (%s)", exc.reason)
             return _refused(lang)
         try:
@@ -147,12 +147,12 @@ class WebTable:
             return _refused(lang)
         return _no_store(web.json_response({"page": opened.id, "table": visitor.table}))
 
-    def _visitor(self, body: dict[str, object], table: str) -> Visitor:
+    def _visitor(self, body: dict[str, object], table: str) -> WebVisitor:
         now = self.clock()
         init_data = body.get("init_data")
         if isinstance(init_data, str) and init_data:
             if self.telegram_token is None:
-                raise Refused("no Telegram bot here")
+                raise LinkRefused("no Telegram bot here")
             return telegram_visitor(init_data, self.telegram_token, table, now, self.initdata_max_age)
         return check_link(self.secret, str(body.get("link", "")), table, now)
 

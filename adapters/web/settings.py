@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
+from bot.kernel import WebLinks
 from bot.ops import env_config, port_number, seconds_between, url_with_scheme
 
 #: The shortest ``WEB_SECRET`` accepted: it signs every link to a table (HMAC-SHA256).
@@ -22,7 +23,8 @@ class WebSettings(BaseSettings):
         default=None, description="The address people open (https://mus.example.org), behind the proxy"
     )
     host: str = "127.0.0.1"
-    port: Annotated[int, BeforeValidator(port_number)] = 8080
+    port: Annotated[int, BeforeValidator(port_number)] = 8090
+    """Not 8080: that is where deploy/ serves the health endpoints (`HEALTH_PORT`)."""
     secret: SecretStr | None = Field(default=None, description="Signs the links to a table (HMAC-SHA256)")
     move_pause: Annotated[float, BeforeValidator(seconds_between(0.0, 5.0))] = 0.7
     """The pause between two moves shown on a page, so that a run of machine moves is seen move by move."""
@@ -52,3 +54,7 @@ class WebSettings(BaseSettings):
             return self.public_url
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         return f"http://{host}:{self.port}"
+
+    def links(self, secret: bytes) -> WebLinks:
+        """How links to the web table are written: to :meth:`base_url`, signed with ``secret``."""
+        return WebLinks(self.base_url(), secret, self.link_hours)

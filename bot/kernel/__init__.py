@@ -8,7 +8,9 @@ and metrics.
 * :mod:`bot.kernel._invites` — deep links that bring a player to the bot privately;
 * :mod:`bot.kernel._names` — player names cleaned and isolated for display, and the machine seats' names;
 * :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels);
-* :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches.
+* :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches;
+* :mod:`bot.kernel._web_links` — signed links to the web table (:class:`WebLinks`), made by the core and
+  checked by the web adapter.
 """
 
 from bot.kernel._invites import (
@@ -86,6 +88,7 @@ from bot.kernel._tokens import (
     turn_stamp,
 )
 from bot.kernel._views import KEPT_SLOTS, Button, Outcome, OutMessage
+from bot.kernel._web_links import LinkRefused, WebLinks, WebVisitor, check_link, sign_link
 
 __all__ = [
     "CHAT_SCOPE",
@@ -115,6 +118,7 @@ __all__ = [
     "Invite",
     "JoinSeat",
     "LessonChoice",
+    "LinkRefused",
     "LobbyAction",
     "LruCache",
     "MakeSena",
@@ -139,7 +143,10 @@ __all__ = [
     "TokenError",
     "TurnAction",
     "UserRef",
+    "WebLinks",
+    "WebVisitor",
     "action_code",
+    "check_link",
     "clean_name",
     "encode_invite",
     "hand_stamp",
@@ -159,6 +166,7 @@ __all__ = [
     "record_press",
     "rules_link_text",
     "sena_stamp",
+    "sign_link",
     "turn_stamp",
     "watch_queue",
 ]

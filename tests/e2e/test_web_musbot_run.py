@@ -15,8 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from adapters.web.auth import sign_link
-from bot.kernel import UserRef
+from bot.kernel import UserRef, sign_link
 
 from .fake_telegram import FakeTelegram, StoredMessage
 from .test_musbot_run import TG_TOKEN, free_port, musbot_run

@@ -105,8 +105,7 @@ def start_solo(
 
 def spectator_link(solo: SoloWeb, user_key: str = "web:watcher", name: str = "Zuri", lang: str = "en") -> str:
     """A signed link for someone who is not seated at the solo table (reading in ``lang``)."""
-    from adapters.web.auth import sign_link
-    from bot.kernel import UserRef
+    from bot.kernel import UserRef, sign_link
 
     credential = sign_link(SECRET.encode(), UserRef(user_key, name, lang), solo.table, time.time() + 3600)
     return f"{solo.base}/t/{solo.table}#k={credential}"

@@ -15,10 +15,9 @@ import aiohttp
 from aiohttp import web
 from service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of
 
-from adapters.web.auth import sign_link
 from adapters.web.feed import Hub
 from adapters.web.server import WebTable
-from bot.kernel import UserRef
+from bot.kernel import UserRef, sign_link
 
 SECRET = b"web-table-tests-secret-0123456789"
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from adapters import cli
-from adapters.web.auth import check_link
+from bot.kernel import check_link
 
 SECRET = "cli-web-secret-0123456789abcdef"
 
