@@ -97,8 +97,6 @@ class RedisNoticeSubscription:
         """The channel whose confirmation ends a resubscription (then ``on_gap`` is called)."""
         self._task: asyncio.Task[None] | None = None
         self._sending: set[asyncio.Task[None]] = set()
-        self.sessions = 0
-        """How many times the connection was opened and every followed table subscribed on it."""
 
     async def follow(self, table_id: str) -> None:
         """Hear ``table_id``'s notices; returns once Redis confirmed it (or after :data:`CONFIRM_TIMEOUT`)."""
@@ -142,9 +140,10 @@ class RedisNoticeSubscription:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._task = None
-        for waiting in self._waiting.values():
+        for waiting in self._waiting.values():  # a follow still waiting returns: nothing more will come
             for confirmed in waiting:
-                confirmed.cancel()
+                if not confirmed.done():
+                    confirmed.set_result(None)
         self._waiting.clear()
 
     async def _send(self, pubsub: PubSub, command: str, channel: str) -> None:
@@ -158,8 +157,6 @@ class RedisNoticeSubscription:
         while True:
             try:
                 await self._session(gap)
-            except asyncio.CancelledError:
-                raise
             except Exception as exc:  # broken, refused, restarting: the same answer to each
                 if self._pubsub is not None:  # it was subscribed: a new outage, told once
                     delay, failing = self._retry_delay, False
@@ -182,7 +179,6 @@ class RedisNoticeSubscription:
             late = [self._prefix + t for t in self._tables if self._prefix + t not in channels]
             if late:
                 await pubsub.subscribe(*late)
-            self.sessions += 1
             if gap:
                 log.info("table notices: subscribed again (%d tables)", len(channels))
                 if channels:
