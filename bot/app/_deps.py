@@ -14,7 +14,15 @@ from bot.app._throttle import Throttle
 from bot.history import HistoryStore, MemoryHistory
 from bot.leaderboard import LeaderboardStore, ResultQueue
 from bot.lessons import MemoryProgress, ProgressStore
-from bot.store import DeadlineStore, MemoryOnce, OnceStore, PreferencesStore, TableStore
+from bot.store import (
+    DeadlineStore,
+    MemoryOnce,
+    MemoryTableNotices,
+    OnceStore,
+    PreferencesStore,
+    TableNotices,
+    TableStore,
+)
 from bot.table import FlowSettings
 from engine.ai.policy import Policy, make_policy
 
@@ -61,3 +69,5 @@ class ServiceDeps:
     """Where each learner is in the lessons (``/learn``, :mod:`bot.lessons`)."""
     history: HistoryStore = field(default_factory=MemoryHistory)
     """Where every finished hand is kept (``/history``, see :mod:`bot.app._history_commands`)."""
+    notices: TableNotices = field(default_factory=MemoryTableNotices)
+    """Where every table write is announced (its id and version): the web table's pages hear it at once."""
