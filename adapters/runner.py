@@ -62,7 +62,10 @@ async def serve(
         print(NO_TOKEN, file=sys.stderr)
         return 2
     try:
-        app = await build_app(settings)
+        # A bot with a web table announces its writes to it, whether this process or another serves it.
+        app = await build_app(
+            settings, web_notices=web_settings is not None and web_settings.secret is not None
+        )
     except StartupError as exc:
         return _failed(exc, telegram, discord_settings, web_settings)
     # Which version each worker runs, in its log (during a rolling upgrade, both show) — once Redis answered,

@@ -133,7 +133,7 @@ async def seat_tables(service, tables: int) -> list[tuple[str, list[UserRef]]]: 
 async def serve(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as data:
         flow = FlowSettings(machine_delay=0, next_hand_delay=3600, turn_timeout=3600, lobby_timeout=3600)
-        app = await build_app(Settings(data_dir=Path(data)), flow=flow)
+        app = await build_app(Settings(data_dir=Path(data)), flow=flow, web_notices=True)
         hub = Hub(app.service, pause=0.0, poll=60.0)
         # Another worker on the same Redis (a chat's presses): its writes reach the hub by notice only.
         chat_worker = Service(replace(app.service.deps))

@@ -96,7 +96,7 @@ async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_to
     if web_settings.secret is None:
         print(NO_SECRET, file=sys.stderr)
         return 2
-    app = await build_app(settings)
+    app = await build_app(settings, web_notices=True)
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
     try:
@@ -150,7 +150,7 @@ async def play_web(args: argparse.Namespace, settings: Settings, web_settings: W
     secret = (
         web_settings.secret.get_secret_value().encode() if web_settings.secret else secrets.token_bytes(32)
     )
-    app = await build_app(settings, flow=web_flow())
+    app = await build_app(settings, flow=web_flow(), web_notices=True)
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
     try:

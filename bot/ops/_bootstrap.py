@@ -26,6 +26,7 @@ from bot.store import (
     AnyRedis,
     EmbeddedRedis,
     EmbeddedRedisError,
+    MemoryTableNotices,
     RedisDeadlineStore,
     RedisOnce,
     RedisPreferences,
@@ -154,8 +155,11 @@ async def build_app(
     clock: Callable[[], float] = time.time,
     rng_factory: Callable[[], random.Random] = secure_rng,
     id_factory: Callable[[], str] = secure_table_id,
+    web_notices: bool = False,
 ) -> App:
-    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service.
+    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service; with
+    ``web_notices``, every table write is announced on Redis for the web table's servers (a process that
+    serves it, or a worker of a bot that has one).
 
     Redis must answer first: :class:`StartupError` says why not, in one line. An embedded server is watched
     (and started again if it dies) until :meth:`App.close`.
@@ -178,6 +182,7 @@ async def build_app(
         rng_factory=rng_factory,
         id_factory=id_factory,
         history_days=settings.history_days,
+        web_notices=web_notices,
     )
     app = App(service, redis, server, outbox=RedisOutbox(redis, prefix=settings.redis_prefix))
     if server is not None and isinstance(redis, Redis):  # (an embedded server is never a cluster)
@@ -194,9 +199,11 @@ def redis_service(
     rng_factory: Callable[[], random.Random] = secure_rng,
     id_factory: Callable[[], str] = secure_table_id,
     history_days: float = 30,
+    web_notices: bool = False,
 ) -> Service:
     """The service on Redis stores, as production wires it (results rated off the command path); finished
-    hands are kept ``history_days`` days."""
+    hands are kept ``history_days`` days. Table writes are announced on Redis with ``web_notices`` only: a
+    bot without a web table spends no command on them."""
     deps = ServiceDeps(
         tables=RedisTableStore(redis, prefix=prefix),
         deadlines=RedisDeadlineStore(redis, prefix=prefix),
@@ -206,7 +213,7 @@ def redis_service(
         once=RedisOnce(redis, prefix=prefix),
         lessons=RedisProgress(redis, prefix=prefix),
         history=RedisHistory(redis, prefix=prefix, retention=history_days * 86400),
-        notices=RedisTableNotices(redis, prefix=prefix),
+        notices=RedisTableNotices(redis, prefix=prefix) if web_notices else MemoryTableNotices(),
         atomic_deadlines=True,
         settings=flow,
         clock=clock,
