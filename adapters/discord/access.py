@@ -45,8 +45,9 @@ CANNOT_POST = _(
     "/mus newgame."
 )
 NO_LONGER_POST = _(
-    "I can no longer post in this channel: a server admin took View Channel or Send Messages away from me. "
-    "The table waits here until I have them again; then press any button of the table or type /mus newgame."
+    "I can no longer post in this channel: a server admin took View Channel, Send Messages or Embed Links "
+    "away from me. The table waits here until I have them again; then press any button of the table or "
+    "type /mus newgame."
 )
 #: How long after its press an interaction may still carry a follow-up (Discord: 15 minutes), with a margin.
 FOLLOW_UP_WINDOW = dt.timedelta(minutes=14)

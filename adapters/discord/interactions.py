@@ -29,9 +29,10 @@ from typing import Any, TypeVar
 import discord
 
 from adapters.discord import access
+from adapters.discord.embeds import edited_as, sent_as
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.languages import reader
-from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.layout import NO_MENTIONS, files_of, view_of
 from adapters.discord.mentions import commands_in, rewrite
 from adapters.discord.private_hands import NoHands, PrivateHands
 from adapters.discord.timing import DISCORD, interaction_times, shown_at
@@ -66,11 +67,6 @@ DONE = "✓"
 def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
     message = interaction.message
     return message is not None and message.flags.ephemeral
-
-
-def _text(interaction: discord.Interaction[Any], view: OutMessage) -> str:
-    """A view's text in an answer to ``interaction`` (its commands as Discord mentions them there)."""
-    return text_of(view, commands_in(interaction))
 
 
 def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
@@ -189,31 +185,27 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], view: OutMessage, *, ephemeral: bool
     ) -> str | None:
         """Answer with a view (text and buttons); the id of the message that shows it."""
-        extra: dict[str, Any] = files_of(view)
+        extra: dict[str, Any] = files_of(view) | sent_as(view, commands_in(interaction))
         components = view_of(view)
         if components is not None:
             extra["view"] = components
         if interaction.response.is_done():
             sent = await interaction.followup.send(
-                _text(interaction, view),
-                ephemeral=ephemeral,
-                allowed_mentions=NO_MENTIONS,
-                wait=True,
-                **extra,
+                ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, wait=True, **extra
             )
             return str(sent.id)
         response = await interaction.response.send_message(
-            _text(interaction, view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
         )
         return None if response.message_id is None else str(response.message_id)
 
     async def _update(self, interaction: discord.Interaction[Any], view: OutMessage) -> None:
         """Make the message that was pressed show ``view`` (the presser's ephemeral hand)."""
-        components = view_of(view)
+        components, shown = view_of(view), edited_as(view, commands_in(interaction))
         if interaction.response.is_done():
-            await interaction.edit_original_response(content=_text(interaction, view), view=components)
+            await interaction.edit_original_response(**shown, view=components)
         else:
-            await interaction.response.edit_message(content=_text(interaction, view), view=components)
+            await interaction.response.edit_message(**shown, view=components)
 
     async def _internal_error(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         text = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
@@ -372,7 +364,9 @@ class DiscordHandlers:
         self.sender.deliver([m for m in outcome.messages if m is not view])
         if view is not None:
             try:
-                await interaction.response.edit_message(content=_text(interaction, view), view=view_of(view))
+                await interaction.response.edit_message(
+                    **edited_as(view, commands_in(interaction)), view=view_of(view)
+                )
             except discord.HTTPException:
                 self.sender.deliver([view])  # the lane shows it instead
             else:

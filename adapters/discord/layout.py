@@ -162,12 +162,16 @@ def live_clock(text: str, deadline: float) -> str:
     return text if found else f"{text}\n{clock}"
 
 
-def text_of(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
-    """The message content: Markdown views as they are, plain ones escaped, commands as Discord writes them
-    (``commands``: :func:`adapters.discord.mentions.names`), the turn's clock live; within 2,000
-    characters."""
+def written(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
+    """A view's text as Discord shows it: Markdown views as they are, plain ones escaped, commands as Discord
+    writes them (``commands``: :func:`adapters.discord.mentions.names`), the turn's clock live."""
     text = message.text if message.markdown else discord.utils.escape_markdown(message.text)
-    text = live_clock(rewrite(text, commands), message.deadline)
+    return live_clock(rewrite(text, commands), message.deadline)
+
+
+def text_of(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
+    """The message content: the view's text :func:`written` for Discord, within 2,000 characters."""
+    text = written(message, commands)
     if len(text) > MAX_TEXT:
         text = text[: MAX_TEXT - 1] + "…"
     return text or "…"

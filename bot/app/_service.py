@@ -160,6 +160,8 @@ class Service:
             self._reposted.clear()
         self._reposted[table_id] = now
         shown = await self.show_table(table_id, user)
+        if shown.paused:  # nothing was posted: the next /newgame may resume it (the chat can be back by then)
+            self._reposted.pop(table_id, None)
         answer = shown.answer if shown.paused else say(lang, ALREADY_TABLE)
         return Outcome(answer=answer, messages=shown.messages, ok=False, table=table_id, paused=shown.paused)
 

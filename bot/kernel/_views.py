@@ -59,6 +59,10 @@ class OutMessage:
     deadline: float = 0.0
     """When the person on turn must have acted (Unix time), 0 when no clock runs: the text says how long a
     turn is (``⏱ 60 s``); a surface that can draw a live countdown counts down to this instead."""
+    phase: str = ""
+    """The stage of play a table's view shows — ``lobby``, a hand's phase (``mus``, ``discard``, ``grande``…,
+    ``over``), ``count`` (the showdown), ``started``, ``cancelled`` — for a surface that marks it (Discord
+    colours its embed by it); empty for every other view."""
 
     @property
     def private(self) -> bool:

@@ -19,6 +19,7 @@ from bot.screens._labels import (
     cards_label,
     catch_label,
     hand_summary,
+    header_line,
     labelled,
     named_score,
     seat_name,
@@ -26,7 +27,7 @@ from bot.screens._labels import (
     team_names,
 )
 from bot.screens._private_view import picker_open
-from bot.screens._render import Renderer, header_line
+from bot.screens._render import Renderer
 from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stake_line, stopped_line
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.i18n import Translator, translator
+from bot.i18n import translator
 from bot.i18n.markers import N_
 from bot.kernel import (
     MACHINE_NAMES,
@@ -40,6 +40,7 @@ from bot.screens._labels import (
     cards_label,
     catch_label,
     hand_summary,
+    header_line,
     labelled,
     named_score,
     seat_name,
@@ -51,11 +52,13 @@ from bot.screens._private_view import PrivateView
 from engine.actions import ActionKind
 from engine.hand import Hand
 from engine.hand_types import Phase
-from engine.match import Match, MatchConfig
+from engine.match import Match
 
 _ = N_
 
 
+#: The stages of a table's view besides a hand's phases (:attr:`bot.kernel.OutMessage.phase`).
+LOBBY, STARTED, CANCELLED = "lobby", "started", "cancelled"
 #: A turn timeout longer than this is a terminal table's "no deadline": no clock is shown.
 _NO_CLOCK = 3600.0
 
@@ -102,10 +105,10 @@ class Renderer:
         lines.append(self._options_line())
         if table.status is TableStatus.CANCELLED:
             lines.append(t.gettext(_("This table was cancelled.")))
-            return self._group("lobby", lines, (), fresh)
+            return self._group("lobby", lines, (), fresh, phase=CANCELLED)
         if table.status is not TableStatus.LOBBY:
             lines.append(t.gettext(_("The game has started.")))
-            return self._group("lobby", lines, (), fresh)
+            return self._group("lobby", lines, (), fresh, phase=STARTED)
         if table.private:
             lines.append(t.gettext(_("Choose the options, then start.")))
         else:
@@ -129,10 +132,16 @@ class Renderer:
             Button(t.gettext(_("▶ Start")), tok("start")),
             Button(t.gettext(_("✖ Cancel")), tok("cancel")),
         )
+        rows: tuple[tuple[Button, ...], ...] = (
+            seat_row[:2],
+            seat_row[2:],
+            option_row,
+            level_row,
+            control_row,
+        )
         if table.private:  # alone against the machines: no seats to take or leave
-            return self._group("lobby", lines, (option_row, level_row, control_row[1:]), fresh)
-        rows = (seat_row[:2], seat_row[2:], option_row, level_row, control_row)
-        return self._group("lobby", lines, rows, fresh)
+            rows = (option_row, level_row, control_row[1:])
+        return self._group("lobby", lines, rows, fresh, phase=LOBBY)
 
     def _lobby_token(self, code: str) -> str:
         return make_token(self.table.id, lobby_stamp(), code)
@@ -184,10 +193,10 @@ class Renderer:
         rows: list[tuple[Button, ...]] = []
         if table.status is TableStatus.CANCELLED:
             lines.append(t.gettext(_("This table was cancelled.")))
-            return self._group("table", lines, (), fresh)
+            return self._group("table", lines, (), fresh, phase=CANCELLED)
         if hand.over:
             lines.append(t.gettext(_("Hand over: see the count below.")))
-            return self._group("table", lines, (), fresh)
+            return self._group("table", lines, (), fresh, phase=Phase.OVER.value)
         stake = story.stake_line(t, table, view)
         if stake is not None:
             lines.append(stake)
@@ -207,7 +216,7 @@ class Renderer:
                     ),
                 )
             )
-        return self._group("table", lines, tuple(rows), fresh, deadline=deadline)
+        return self._group("table", lines, tuple(rows), fresh, deadline=deadline, phase=view.phase.value)
 
     def _turn_deadline(self, hand: Hand) -> float:
         """When the turn shown times out (0: it does not, or a machine plays it): the table's pending
@@ -333,7 +342,7 @@ class Renderer:
         if hand.ordago is None:
             lines.append(named_score(t, table, SCORE, hand.scores, match.config.target))
         lines.extend(self.results_lines())
-        return self._group("showdown", lines, (), True)
+        return self._group("showdown", lines, (), True, phase=Phase.COUNT.value)
 
     def results_lines(self) -> list[str]:
         """Game, vaca and match results of the hand that just ended (and what to do once it is all over)."""
@@ -368,6 +377,7 @@ class Renderer:
         fresh: bool,
         *,
         deadline: float = 0.0,
+        phase: str = "",
     ) -> OutMessage:
         return OutMessage(
             slot=slot,
@@ -377,24 +387,5 @@ class Renderer:
             fresh=fresh,
             table=self.table.id,
             deadline=deadline,
+            phase=phase,
         )
-
-
-def header_line(t: Translator, table: TableState, config: MatchConfig) -> str:
-    """The table's first line — hand, game and vaca of how many, target — as every surface heads it."""
-    if table.options.mode == "game":
-        return t.format(
-            N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=config.target
-        )
-    pos = table.position
-    return t.format(
-        N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
-        n=table.hand_no,
-        game=pos.game,
-        games=2 * config.games_per_vaca - 1,
-        a=pos.games[0],
-        b=pos.games[1],
-        vaca=pos.vaca,
-        vacas=2 * config.vacas_per_match - 1,
-        target=config.target,
-    )
