@@ -97,13 +97,15 @@ async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_to
         print(NO_SECRET, file=sys.stderr)
         return 2
     app = await build_app(settings)
+    secret = web_settings.secret.get_secret_value().encode()
+    app.service.deps.web_links = web_settings.links(secret)
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
     try:
         running = await start_web(
             app.service,
             web_settings,
-            web_settings.secret.get_secret_value().encode(),
+            secret,
             telegram_token=telegram_token,
             on_outcome=deadlines.on_outcome,
         )
