@@ -113,7 +113,14 @@ def hand_frames(kept: KeptHand, earlier: Sequence[KeptHand], lang: str) -> list[
     catch), the last one its count."""
     match = _match_before(kept, earlier)
     frames = [_frame(kept, match, hand_after(kept.record, 0), lang)]
-    frames.extend(_frame(kept, match, hand, lang) for _done, hand in hand_steps(kept.record))
+    made = 0
+    for _done, hand in hand_steps(kept.record):
+        frame = _frame(kept, match, hand, lang)
+        # A seña's ⚡ flashes on the step that made it only: the replay shows that one was made, then
+        # plays on (nobody catches anything in a replay).
+        frame["flashes"] = [flash for flash in frame["flashes"] if flash["index"] >= made]
+        made = len(hand.senas)
+        frames.append(frame)
     return frames
 
 

@@ -85,7 +85,7 @@
       b.setAttribute("aria-label", name);
       b.disabled = off;
     }
-    $("replay-play").textContent = r.playing ? "⏸" : "⏵";
+    $("replay-play").textContent = r.playing ? "⏸️" : "▶️";
   }
 
   function hold() { r.playing = false; clearTimeout(r.timer); }
