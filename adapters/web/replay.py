@@ -20,6 +20,8 @@ history has none.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -32,7 +34,7 @@ from bot.history import HistoryStore, KeptHand, result_lines
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
-from bot.kernel import LinkRefused, check_link, replay_place
+from bot.kernel import LinkRefused, LruCache, check_link, replay_place
 from bot.screens import seat_name
 from bot.store import StoreUnavailable
 from engine.cards import card_name
@@ -66,6 +68,9 @@ REPLAY_TEXTS = {
 SHARED = ("texts", "lang", "window", "title", "status", "live", "v", "seat")
 #: A request body longer than this is not the page's.
 MAX_BODY = 4096
+#: Replayed hands kept ready (a kept hand never changes: replaying it again for each viewer would cost the
+#: worker's loop tens of milliseconds each time).
+CACHED_HANDS = 64
 
 
 def kept_match(entries: Sequence[tuple[int, str]]) -> list[KeptHand]:
@@ -179,6 +184,7 @@ class ReplayRoutes:
         self.index = index
         self.pause = pause
         self.clock = clock
+        self._answers: LruCache[tuple[str, tuple[int, ...], int | None, str], bytes] = LruCache(CACHED_HANDS)
 
     def add_to(self, app: web.Application) -> None:
         """Add the replay's routes to the web table's application."""
@@ -201,14 +207,25 @@ class ReplayRoutes:
             return _answer({"error": translator(viewer_language(asked, None)).gettext(REPLAY_REFUSED)}, 403)
         lang = viewer_language(asked, visitor.user.lang)
         try:
-            kept = kept_match(await self.history.hands(table))
+            entries = await self.history.hands(table)
         except StoreUnavailable:
             return _answer({"error": translator(lang).gettext(msg.STORE_UNAVAILABLE)}, 503)
-        if not kept:
-            return _answer({"error": translator(lang).gettext(NOTHING_KEPT)}, 404)
         wanted = body.get("hand")
         number = wanted if isinstance(wanted, int) and not isinstance(wanted, bool) else None
-        return _answer(replay_answer(kept, number, lang, self.pause), 200)
+        # The match's hands so far are part of the key: a match still being played gains hands.
+        key = (table, tuple(n for n, _ in entries), number, lang)
+        answer = self._answers.get(key)
+        if answer is None:
+            # Tens of milliseconds of replaying and drawing, off the loop the chats share (between the
+            # interpreter's switches, the loop goes on answering them).
+            answer = await asyncio.to_thread(_built, entries, number, lang, self.pause)
+            if answer is None:
+                return _answer({"error": translator(lang).gettext(NOTHING_KEPT)}, 404)
+            self._answers.put(key, answer)
+        response = web.Response(body=answer, content_type="application/json", charset="utf-8")
+        response.headers["Cache-Control"] = "no-store"
+        response.enable_compression()  # a hand's frames repeat themselves: ~36 KB is ~2 KB gzipped
+        return response
 
 
 async def _body(request: web.Request) -> dict[str, object]:
@@ -221,6 +238,15 @@ async def _body(request: web.Request) -> dict[str, object]:
     if not isinstance(body, dict):
         raise web.HTTPBadRequest()
     return body
+
+
+def _built(entries: Sequence[tuple[int, str]], number: int | None, lang: str, pause: float) -> bytes | None:
+    """The answer for one hand of a match's kept ``entries``, as sent (``None``: none can be read)."""
+    kept = kept_match(entries)
+    if not kept:
+        return None
+    answer = replay_answer(kept, number, lang, pause)
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _answer(data: Json, status: int) -> web.Response:

@@ -134,15 +134,10 @@ class HistoryCommands:
             days = max(1, round(store.retention / 86400))
             text = t.format(HISTORY_NONE, days=days)
             return Outcome(messages=(OutMessage(slot="history", text=text, chat=chat.key, fresh=True),))
-        lines = [t.gettext(HISTORY_TITLE)]
+        table_id = kept[0].table
+        lines = [t.gettext(HISTORY_TITLE), *self._replay_line(chat, lang, table_id)]
         for hand in kept:
             lines.extend(summary_lines(t, hand))
-        table_id = kept[0].table
-        links = self.deps.web_links
-        if links is not None:
-            # Bound to the chat, not to the person who asked: the answer is the chat's, like its history.
-            viewer = UserRef(chat.key, chat.title or kept[0].chat_title, lang)
-            lines.append(t.format(REPLAY_LINK, link=links.replay(viewer, table_id, self.deps.clock())))
         lines.append(t.gettext(HISTORY_KEYS))
         rows = (
             tuple(Button(f"🔒 {k.hand_no}", history_token(table_id, k.hand_no, "hist")) for k in kept),
@@ -151,6 +146,19 @@ class HistoryCommands:
         )
         view = OutMessage(slot="history", text="\n".join(lines), chat=chat.key, buttons=rows, fresh=True)
         return Outcome(messages=(view,))
+
+    def _replay_line(self, chat: ChatRef, lang: str, table_id: str) -> list[str]:
+        """The line that links to the match's replay on the web table, when it is served.
+
+        The link is bound to the chat, not to the person who asked: the answer is the chat's, and a replay
+        shows what the chat's history shows. It goes near the top, so that a platform that cuts a long text
+        (Discord at 2,000 characters) cuts a summary, never the address."""
+        links = self.deps.web_links
+        if links is None:
+            return []
+        viewer = UserRef(chat.key, "", lang)  # (no name: a replay greets nobody, and the link stays short)
+        link = links.replay(viewer, table_id, self.deps.clock())
+        return [translator(lang).format(REPLAY_LINK, link=link)]
 
     async def press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A history button: open a kept hand (to the presser, or in the chat) or export its match."""

@@ -112,6 +112,13 @@ async def test_history_links_the_replay_which_plays_every_hand_move_by_move_with
         assert answer["position"] == f"Hand {number} · {i} of {len(kept)}"
     last = kept[-1]
     assert last.game_winner is not None and any("win the game" in line for line in frames[-1]["results"])
+    # Sent compressed (a hand's frames repeat themselves), and a match that gains a hand is seen to.
+    async with http.post(f"{server.base}/api/replay", json={"table": table, "link": link}) as response:
+        assert response.status == 200 and response.headers["Content-Encoding"] in ("gzip", "deflate")
+    more = last.model_copy(update={"hand_no": last.hand_no + 1})
+    await h.deps.history.keep(table, GROUP.key, more.hand_no, h.now, more.model_dump_json())
+    _, grown = await replay(server, http, table, link, lang="en")
+    assert grown["hands"] == [*first["hands"], more.hand_no]
     h.deps.web_links = None  # no web table served: /history has no address to give
     (plain,) = (await h.service.history.recent(GROUP, BRAIS)).messages
     assert "▶️" not in plain.text and "http" not in plain.text
