@@ -26,7 +26,7 @@ from bot.app._drawn import Before, Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
-from bot.kernel import Outcome, OutMessage, TableState, TableStatus, UserRef
+from bot.kernel import Outcome, OutMessage, TableState, UserRef
 from bot.leaderboard import GameResult
 from bot.store import DeadlineChanges, StoreError, StoreUnavailable, VersionConflict
 from bot.table import (
@@ -253,7 +253,7 @@ class TableWork:
             # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
             for key, due in schedule:
                 await self.deps.deadlines.schedule(key, due)
-        finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+        finished = table.finished
         try:
             written = await self.deps.tables.compare_and_set(
                 table_id,
