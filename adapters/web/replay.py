@@ -65,7 +65,7 @@ REPLAY_TEXTS = {
     "forward": _("One move forward"),
 }
 #: What every frame of a hand shares, sent once with the hand rather than with each frame.
-SHARED = ("texts", "lang", "window", "title", "status", "live", "v", "seat")
+SHARED = ("texts", "lang", "window", "title", "live", "v", "seat")
 #: A request body longer than this is not the page's.
 MAX_BODY = 4096
 #: Replayed hands kept ready (a kept hand never changes: replaying it again for each viewer would cost the
@@ -103,6 +103,7 @@ def _frame(kept: KeptHand, match: Match, hand: Hand, lang: str) -> Json:
     table = kept.table_state(lang)
     frame = page(table, match, hand, None, lang=lang, version=0, live=False, now=kept.at)
     frame.pop("spectator", None)
+    frame.pop("status", None)  # (a kept hand's table has no status of its own: the match is over)
     frame["hands"] = [
         {"name": seat_name(table, seat), "cards": [card_name(c) for c in hand.hands[seat]]}
         for seat in range(4)
