@@ -34,7 +34,7 @@ from bot.history import HistoryStore, KeptHand, result_lines
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
-from bot.kernel import LinkRefused, LruCache, check_link, replay_place
+from bot.kernel import LinkRefused, LruCache, TableState, check_link, replay_place
 from bot.screens import seat_name
 from bot.store import StoreUnavailable
 from engine.cards import card_name
@@ -84,7 +84,7 @@ def kept_match(entries: Sequence[tuple[int, str]]) -> list[KeptHand]:
     return kept
 
 
-def _match_before(kept: KeptHand, earlier: Sequence[KeptHand]) -> Match:
+def match_before(kept: KeptHand, earlier: Sequence[KeptHand]) -> Match:
     """The match as it stood when ``kept`` was dealt (its options, and the vacas won in the hands before)."""
     record = kept.record
     config = MatchConfig(
@@ -97,10 +97,9 @@ def _match_before(kept: KeptHand, earlier: Sequence[KeptHand]) -> Match:
     return match
 
 
-def _frame(kept: KeptHand, match: Match, hand: Hand, lang: str) -> Json:
+def _frame(kept: KeptHand, table: TableState, match: Match, hand: Hand, lang: str) -> Json:
     """One step of the replay: the public page of ``hand``, the four hands as they stand, and at the end
     what the hand won."""
-    table = kept.table_state(lang)
     frame = page(table, match, hand, None, lang=lang, version=0, live=False, now=kept.at)
     frame.pop("spectator", None)
     frame.pop("status", None)  # (a kept hand's table has no status of its own: the match is over)
@@ -117,11 +116,12 @@ def _frame(kept: KeptHand, match: Match, hand: Hand, lang: str) -> Json:
 def hand_frames(kept: KeptHand, earlier: Sequence[KeptHand], lang: str) -> list[Json]:
     """Every step of one kept hand: as dealt, then after each entry of its record (a word, a seña, a
     catch), the last one its count."""
-    match = _match_before(kept, earlier)
-    frames = [_frame(kept, match, hand_after(kept.record, 0), lang)]
+    match = match_before(kept, earlier)
+    table = kept.table_state(lang)
+    frames = [_frame(kept, table, match, hand_after(kept.record, 0), lang)]
     made = 0
     for _done, hand in hand_steps(kept.record):
-        frame = _frame(kept, match, hand, lang)
+        frame = _frame(kept, table, match, hand, lang)
         # A seña's ⚡ flashes on the step that made it only: the replay shows that one was made, then
         # plays on (nobody catches anything in a replay).
         frame["flashes"] = [flash for flash in frame["flashes"] if flash["index"] >= made]

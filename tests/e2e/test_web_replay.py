@@ -15,7 +15,7 @@ import pytest
 from service_helpers import ANE, BRAIS, GROUP, GROUP2, Harness, english
 
 from adapters.web.frames import page
-from adapters.web.replay import REPLAY_REFUSED, _match_before
+from adapters.web.replay import REPLAY_REFUSED, match_before
 from bot.app import parse_kept
 from bot.history import KeptHand
 from bot.i18n import LANGUAGES, translator
@@ -206,6 +206,6 @@ def _partner_lines(kept: list[KeptHand]) -> list[str]:
         hand = hand_after(k.record, len(k.record.actions))
         table = k.table_state("en")
         for seat in range(4):
-            seen = page(table, _match_before(k, []), hand, seat, lang="en", version=0, live=False, now=0)
+            seen = page(table, match_before(k, []), hand, seat, lang="en", version=0, live=False, now=0)
             lines.extend(seen["known"])
     return lines
