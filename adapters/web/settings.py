@@ -32,6 +32,8 @@ class WebSettings(BaseSettings):
     """How long a signed link to a table stays valid (hours)."""
     initdata_max_age: Annotated[float, BeforeValidator(seconds_between(10.0, 7 * 86400))] = 86400.0
     """How old a Telegram Mini App's ``initData`` may be (seconds since its ``auth_date``)."""
+    safety_poll: Annotated[float, BeforeValidator(seconds_between(0.5, 600.0))] = 5.0
+    """Seconds between two reads of every watched table that no notice asked for (a lost notice's cover)."""
 
     @field_validator("public_url")
     @classmethod

@@ -15,7 +15,15 @@ from bot.history import HistoryStore, MemoryHistory
 from bot.kernel import WebLinks
 from bot.leaderboard import LeaderboardStore, ResultQueue
 from bot.lessons import MemoryProgress, ProgressStore
-from bot.store import DeadlineStore, MemoryOnce, OnceStore, PreferencesStore, TableStore
+from bot.store import (
+    DeadlineStore,
+    MemoryOnce,
+    MemoryTableNotices,
+    OnceStore,
+    PreferencesStore,
+    TableNotices,
+    TableStore,
+)
 from bot.table import FlowSettings
 from engine.ai.policy import Policy, make_policy
 
@@ -65,3 +73,5 @@ class ServiceDeps:
     web_links: WebLinks | None = None
     """How to write addresses of the web table, when it is served (``WEB_SECRET``): ``/history`` then links
     to the replay of the match it lists."""
+    notices: TableNotices = field(default_factory=MemoryTableNotices)
+    """Where every table write is announced (its id and version): the web table's pages hear it at once."""
