@@ -202,6 +202,7 @@ async def _start_web(
 
     token = None if telegram.token is None else telegram.token.get_secret_value()
     secret = web_settings.secret.get_secret_value().encode()
+    app.service.deps.web_links = web_settings.links(secret)  # /history links to its match's replay
     running = await start_web(
         app.service, web_settings, secret, telegram_token=token, on_outcome=deadlines.on_outcome
     )

@@ -97,13 +97,15 @@ async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_to
         print(NO_SECRET, file=sys.stderr)
         return 2
     app = await build_app(settings, web_notices=True)
+    secret = web_settings.secret.get_secret_value().encode()
+    app.service.deps.web_links = web_settings.links(secret)
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
     try:
         running = await start_web(
             app.service,
             web_settings,
-            web_settings.secret.get_secret_value().encode(),
+            secret,
             telegram_token=telegram_token,
             on_outcome=deadlines.on_outcome,
         )
@@ -179,13 +181,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", metavar="TABLE", default=None, help="print a signed link to TABLE and exit")
     parser.add_argument("--user", default=None, help="with --link: the user key it is for (tg:123, dc:456)")
     parser.add_argument("--name", default="", help="with --link: the name shown")
-    parser.add_argument("--lang", default=None, help="with --link: the page's language")
+    parser.add_argument("--lang", default=None, help="with --link or --replay: the page's language")
+    parser.add_argument(
+        "--replay", metavar="TABLE", default=None, help="print a link to replay TABLE's kept match and exit"
+    )
 
 
 def run(
     args: argparse.Namespace, settings: Settings, web_settings: WebSettings, telegram_token: str | None
 ) -> int:
     """Entry point of ``musbot web``."""
+    if args.replay is not None:
+        if web_settings.secret is None:
+            print(NO_SECRET, file=sys.stderr)
+            return 2
+        # Whoever it is given to sees what the match's history shows: the link names no one in particular.
+        viewer = UserRef(args.user or "console", "", normalize_language(args.lang) if args.lang else None)
+        secret = web_settings.secret.get_secret_value().encode()
+        print(web_settings.links(secret).replay(viewer, args.replay, time.time()))
+        return 0
     if args.link is not None:
         if web_settings.secret is None:
             print(NO_SECRET, file=sys.stderr)

@@ -6,7 +6,9 @@ Server-Sent Events, and its actions.
 * ``POST /api/session`` — a credential (a signed link, or ``initData``) for a page of one table: its page id;
 * ``GET /api/events?page=ID`` — the page's frames, each move in turn (``text/event-stream``);
 * ``POST /api/act`` — a button's token pressed on the page: :meth:`bot.app.Service.press`, exactly as a chat
-  button (a stale or forged token is refused as a stale button is), at most a few per second per visitor.
+  button (a stale or forged token is refused as a stale button is), at most a few per second per visitor;
+* ``GET /r/{table}``, ``POST /api/replay`` — a finished match replayed from the history
+  (:mod:`adapters.web.replay`).
 
 Every response carries a Content-Security-Policy without inline script and without any other site; the
 server logs no request line (links and page ids are credentials).
@@ -26,6 +28,7 @@ from aiohttp import web
 
 from adapters.web.auth import telegram_visitor
 from adapters.web.feed import Hub, Page
+from adapters.web.replay import ReplayRoutes
 from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
@@ -41,7 +44,12 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'self' https://web.telegram.org"
 )
-STATIC_FILES = {"table.js": "text/javascript", "cards.js": "text/javascript", "table.css": "text/css"}
+STATIC_FILES = {
+    "table.js": "text/javascript",
+    "replay.js": "text/javascript",
+    "cards.js": "text/javascript",
+    "table.css": "text/css",
+}
 NOT_ALLOWED = N_("This link is not valid for this table, or it has expired. Ask for a new one in the chat.")
 TOO_FAST = N_("Slow down a little.")
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
@@ -101,6 +109,14 @@ class WebTable:
         app.router.add_post("/api/act", self.act)
         app.router.add_get("/rules/{lang}", self.rules)
         app.router.add_get("/healthz", self.healthz)
+        replays = ReplayRoutes(
+            self.service.deps.history,
+            self.secret,
+            self.files["index.html"],
+            pause=self.hub.pause,
+            clock=self.clock,
+        )
+        replays.add_to(app)
         return app
 
     async def index(self, request: web.Request) -> web.Response:

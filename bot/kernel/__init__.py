@@ -90,7 +90,7 @@ from bot.kernel._tokens import (
     turn_stamp,
 )
 from bot.kernel._views import KEPT_SLOTS, Button, Outcome, OutMessage
-from bot.kernel._web_links import LinkRefused, WebLinks, WebVisitor, check_link, sign_link
+from bot.kernel._web_links import LinkRefused, WebLinks, WebVisitor, check_link, replay_place, sign_link
 
 __all__ = [
     "CHAT_SCOPE",
@@ -168,6 +168,7 @@ __all__ = [
     "read_token",
     "record_build",
     "record_press",
+    "replay_place",
     "rules_link_text",
     "sena_stamp",
     "sign_link",

@@ -92,6 +92,12 @@ def check_link(secret: bytes, link: str, table: str, now: float) -> WebVisitor:
     return WebVisitor(user, table, expires)
 
 
+def replay_place(table_id: str) -> str:
+    """The place a link to replay ``table_id``'s kept match names: never a table's own id (a table id
+    holds no ``/``), so a table's link never opens a replay, nor a replay's link a table."""
+    return f"r/{table_id}"
+
+
 @dataclass(frozen=True, slots=True)
 class WebLinks:
     """How the core writes an address of the web table for one person: where people reach the server, the
@@ -107,3 +113,10 @@ class WebLinks:
         """The address of ``table_id``'s page for ``user``: a signed link in the fragment."""
         credential = sign_link(self.secret, user, table_id, now + self.hours * 3600)
         return f"{self.base_url}/t/{table_id}#k={credential}"
+
+    def replay(self, viewer: UserRef, table_id: str, now: float) -> str:
+        """The address of the replay of ``table_id``'s kept match for ``viewer`` (``/history`` binds it to
+        the chat that keeps the match, not to one person: what a replay shows is the chat's history)."""
+        place = replay_place(table_id)
+        credential = sign_link(self.secret, viewer, place, now + self.hours * 3600)
+        return f"{self.base_url}/{place}#k={credential}"
