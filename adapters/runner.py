@@ -77,6 +77,8 @@ async def serve(
     health: HealthServer | None = None
     try:
         health = await _start_health(app, settings, telegram, discord_settings)
+        # Before the platforms: each sets its door to the web table as it starts (its buttons lead there).
+        app.service.deps.web = None if web_settings is None else web_settings.access()
         await _start_platforms(app, settings, telegram, discord_settings, deadlines, stoppers, health)
         await _start_web(app, web_settings, telegram, deadlines, stoppers)
         # What a previous process still had queued when it died is lost: show the recent tables as they are

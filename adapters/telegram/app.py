@@ -33,6 +33,7 @@ from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
 from adapters.telegram.membership import Membership
+from adapters.telegram.mini_app import open_doors
 from adapters.telegram.moves import ChatMover
 from adapters.telegram.poller import SinglePoller
 from adapters.telegram.rate_limit import ChatRateLimiter, bot_key, new_messages
@@ -127,6 +128,8 @@ def build_application(
         new_messages=new_messages if rate_limiter else None,
     )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "", blocked=transport.blocked)
+    if bot_username:
+        open_doors(service.deps.web, settings, bot_username)
     sender.on_unreachable = handlers.unreachable
     sender.on_chat_lost = lambda view: service.pauses.chat_lost(view.chat or "")  # (a group refused a post)
     membership = Membership(handlers)  # the bot removed, added back, blocked: see membership.py
@@ -207,6 +210,7 @@ async def _bring_up(
     the token's poller lease: :mod:`adapters.telegram.poller`) or webhook (watched: ``getWebhookInfo``)."""
     await application.initialize()
     runtime.handlers.bot_username = application.bot.username
+    open_doors(runtime.service.deps.web, telegram, application.bot.username)
     await set_command_menus(application)
     await application.start()
     updater = application.updater

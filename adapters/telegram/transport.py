@@ -1,15 +1,15 @@
 """The Bot API calls behind :class:`bot.delivery._lanes.Delivery`: send, edit, clear the buttons, delete.
 
-Views become Telegram messages here (an inline keyboard for the buttons, HTML for Markdown views, the 4096
-character limit; a view with a file is a ``sendDocument`` whose caption is its text), and Telegram's failures
-become the core's typed delivery errors: "message is not modified" is
-:class:`~bot.delivery._transport.NotModified`; a message not found or too old to edit is
-:class:`~bot.delivery._transport.MessageGone`; 403 (the bot removed from a group, blocked by a person) and
-400 "not enough rights" (forbidden to post) are :class:`~bot.delivery._transport.Unreachable` (a person who
-blocked the bot is remembered: :meth:`TelegramTransport.blocked`); ``RetryAfter`` is
-:class:`~bot.delivery._transport.RateLimited`; ``ChatMigrated`` (a group upgraded to a supergroup) is
-:class:`ChatMoved`, a refusal for the lane, once :attr:`TelegramTransport.on_moved` has moved the chat's table
-(:mod:`adapters.telegram.moves`).
+Views become Telegram messages here (an inline keyboard for the buttons, a link as a ``url`` button and the
+way into the Mini App as a ``web_app`` one; HTML for Markdown views, the 4096 character limit; a view with a
+file is a ``sendDocument`` whose caption is its text), and Telegram's failures become the core's typed
+delivery errors: "message is not modified" is :class:`~bot.delivery._transport.NotModified`; a message not
+found or too old to edit is :class:`~bot.delivery._transport.MessageGone`; 403 (the bot removed from a group,
+blocked by a person) and 400 "not enough rights" (forbidden to post) are
+:class:`~bot.delivery._transport.Unreachable` (a person who blocked the bot is remembered:
+:meth:`TelegramTransport.blocked`); ``RetryAfter`` is :class:`~bot.delivery._transport.RateLimited`;
+``ChatMigrated`` (a group upgraded to a supergroup) is :class:`ChatMoved`, a refusal for the lane, once
+:attr:`TelegramTransport.on_moved` has moved the chat's table (:mod:`adapters.telegram.moves`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, WebAppInfo
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
 from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.kernel import LruCache, OutMessage
+from bot.kernel import Button, LruCache, OutMessage
 
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
@@ -48,13 +48,17 @@ def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
     """The inline keyboard of a view (``None`` when it has no buttons)."""
     if not message.buttons:
         return None
-    return InlineKeyboardMarkup(
-        [
-            [InlineKeyboardButton(b.label, callback_data=b.token) for b in row]
-            for row in message.buttons
-            if row
-        ]
-    )
+    return InlineKeyboardMarkup([[button_of(b) for b in row] for row in message.buttons if row])
+
+
+def button_of(button: Button) -> InlineKeyboardButton:
+    """An inline button: one that sends its token back (``callback_data``), or one that opens an address —
+    in the browser (``url``) or as the bot's Mini App inside the chat (``web_app``: private chats only)."""
+    if button.kind == "web_app":
+        return InlineKeyboardButton(button.label, web_app=WebAppInfo(button.url))
+    if button.kind == "link":
+        return InlineKeyboardButton(button.label, url=button.url)
+    return InlineKeyboardButton(button.label, callback_data=button.token)
 
 
 def text_of(message: OutMessage) -> tuple[str, str | None]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from bot.app._throttle import Throttle
 from bot.history import HistoryStore, MemoryHistory
+from bot.kernel import WebAccess
 from bot.leaderboard import LeaderboardStore, ResultQueue
 from bot.lessons import MemoryProgress, ProgressStore
 from bot.store import DeadlineStore, MemoryOnce, OnceStore, PreferencesStore, TableStore
@@ -61,3 +62,6 @@ class ServiceDeps:
     """Where each learner is in the lessons (``/learn``, :mod:`bot.lessons`)."""
     history: HistoryStore = field(default_factory=MemoryHistory)
     """Where every finished hand is kept (``/history``, see :mod:`bot.app._history_commands`)."""
+    web: WebAccess | None = None
+    """The web table as the chats offer it (its links, each platform's door); ``None``: no web table, no
+    button to it anywhere."""

@@ -10,7 +10,7 @@ and metrics.
 * :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels);
 * :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches;
 * :mod:`bot.kernel._web_links` — signed links to the web table (:class:`WebLinks`), made by the core and
-  checked by the web adapter.
+  checked by the web adapter; :class:`WebAccess`, each chat platform's door to the web table.
 """
 
 from bot.kernel._invites import (
@@ -66,6 +66,7 @@ from bot.kernel._tokens import (
     OpenHand,
     OpenLesson,
     OpenPicker,
+    OpenWeb,
     PickCard,
     SetLanguage,
     ShowCards,
@@ -87,8 +88,23 @@ from bot.kernel._tokens import (
     sena_stamp,
     turn_stamp,
 )
-from bot.kernel._views import KEPT_SLOTS, Button, Outcome, OutMessage
-from bot.kernel._web_links import LinkRefused, WebLinks, WebVisitor, check_link, sign_link
+from bot.kernel._views import (
+    KEPT_SLOTS,
+    Button,
+    Outcome,
+    OutMessage,
+    buttons_from_json,
+    buttons_to_json,
+)
+from bot.kernel._web_links import (
+    LinkRefused,
+    WebAccess,
+    WebDoor,
+    WebLinks,
+    WebVisitor,
+    check_link,
+    sign_link,
+)
 
 __all__ = [
     "CHAT_SCOPE",
@@ -125,6 +141,7 @@ __all__ = [
     "OpenHand",
     "OpenLesson",
     "OpenPicker",
+    "OpenWeb",
     "OutMessage",
     "Outcome",
     "PickCard",
@@ -143,9 +160,13 @@ __all__ = [
     "TokenError",
     "TurnAction",
     "UserRef",
+    "WebAccess",
+    "WebDoor",
     "WebLinks",
     "WebVisitor",
     "action_code",
+    "buttons_from_json",
+    "buttons_to_json",
     "check_link",
     "clean_name",
     "encode_invite",

@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.kernel._model import UserRef
 
@@ -107,3 +107,42 @@ class WebLinks:
         """The address of ``table_id``'s page for ``user``: a signed link in the fragment."""
         credential = sign_link(self.secret, user, table_id, now + self.hours * 3600)
         return f"{self.base_url}/t/{table_id}#k={credential}"
+
+    def page(self, table_id: str) -> str:
+        """The address of ``table_id``'s page without a credential: for a Mini App, whose ``initData`` says
+        who opens it."""
+        return f"{self.base_url}/t/{table_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class WebDoor:
+    """How the people of one chat platform open the web table from its chats (each way only where the
+    platform has it; none by default)."""
+
+    in_private: bool = False
+    """The private hand opens the table's page as an app inside the chat (a Telegram Mini App: the app
+    proves who opens it, so the address carries no credential)."""
+    group_link: str = ""
+    """The group table links here, ``{table}`` standing for the table's id (a Telegram Mini App's direct
+    link, which group chats allow where they refuse an app button)."""
+    on_press: bool = False
+    """The group table offers a button whose press answers the presser alone with their own signed link
+    (Discord: an ephemeral reply; a link is a credential, never posted in the channel)."""
+
+
+#: No way to the web table from a platform's chats.
+NO_DOOR = WebDoor()
+
+
+@dataclass
+class WebAccess:
+    """The web table as the chats offer it: how its links are written, and each chat platform's door to it
+    (keyed by the chat keys' prefix: ``tg``, ``dc``), set by the platform's adapter once it knows it
+    (Telegram's direct link needs the bot's username, which it learns at start)."""
+
+    links: WebLinks
+    doors: dict[str, WebDoor] = field(default_factory=dict)
+
+    def door(self, chat_key: str) -> WebDoor:
+        """The door of the platform ``chat_key`` belongs to (:data:`NO_DOOR` if it has none)."""
+        return self.doors.get(chat_key.split(":", 1)[0], NO_DOOR)
