@@ -103,7 +103,7 @@ def test_the_direct_link_opens_a_players_seat_and_a_watchers_public_table(served
         # is a new page, as each is a new Mini App: not a jump within the same address.)
         driver.get("about:blank")
         driver.get(served.opened_by_telegram(path, {"id": 99, "first_name": "Zuri"}))
-        watching = wait_for(lambda: (s := page_state(driver))["spectator"] == "1" and s, what="a public table")
+        watching = wait_for(lambda: (s := page_state(driver))["spectator"] == "1" and s, what="a watcher")
         assert watching["cards"] == [] and watching["art"] == [], watching
         # initData that Telegram did not sign (another bot's token) is refused on the page.
         driver.get("about:blank")
