@@ -38,7 +38,6 @@ from adapters.discord.sync import CommandSync, Registered
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
 from bot.delivery import BudgetedTransport, Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
-from bot.kernel import WebDoor
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
 from bot.store import (
     BotRate,
@@ -132,8 +131,6 @@ class MusClient(discord.AutoShardedClient):
             key_platform=PREFIX.rstrip(":"),
         )
         self.handlers = DiscordHandlers(service, self.sender, hands=self.transport)
-        if service.deps.web is not None:  # "🃏 Table": a press answers one's own signed link, ephemerally
-            service.deps.web.doors[PREFIX.rstrip(":")] = WebDoor(on_press=True)
         # A channel that refused a post (no right to post there any more) has its table paused: access.py.
         self.sender.on_chat_lost = functools.partial(access.chat_lost, self.handlers)
         settings_guard = guard_settings(self.handlers)  # (a server's settings buttons: its admins' only)

@@ -13,12 +13,23 @@ from typing import Any
 
 import discord
 
+from adapters.discord.ids import PREFIX
 from adapters.discord.layout import MAX_LABEL, NO_MENTIONS
 from adapters.discord.mentions import commands_in, rewrite
-from bot.kernel import Outcome
+from bot.kernel import Outcome, WebAccess, WebDoor
 
 #: The answer to a press that got nothing to say (never empty: Discord refuses that).
 _DONE = "✓"
+
+
+def open_door(web: WebAccess | None) -> WebDoor | None:
+    """Set (and return) Discord's door to the web table ``web`` serves: "🃏 Table" and its ephemeral link.
+    Every worker sets it, whichever platforms it serves, so that all draw Discord's views alike."""
+    if web is None:
+        return None
+    door = WebDoor(on_press=True)
+    web.doors[PREFIX.rstrip(":")] = door
+    return door
 
 
 def link_view(outcome: Outcome) -> discord.ui.View | None:

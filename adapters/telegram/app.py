@@ -33,7 +33,6 @@ from adapters.telegram.handlers import TelegramHandlers
 from adapters.telegram.hearing import HeardRequest, Hearing, watch_webhook
 from adapters.telegram.ids import PREFIX
 from adapters.telegram.membership import Membership
-from adapters.telegram.mini_app import open_doors
 from adapters.telegram.moves import ChatMover
 from adapters.telegram.poller import SinglePoller
 from adapters.telegram.rate_limit import ChatRateLimiter, bot_key, new_messages
@@ -117,7 +116,7 @@ def build_application(
     arrivals = ArrivalQueue()
     builder = builder.update_queue(arrivals).concurrent_updates(TimedUpdates(16, arrivals))
     application = builder.build()
-    transport = TelegramTransport(application.bot)
+    transport = TelegramTransport(application.bot, app_name=settings.miniapp_name)
     sender = Delivery(
         transport,
         surfaces,
@@ -128,8 +127,6 @@ def build_application(
         new_messages=new_messages if rate_limiter else None,
     )
     handlers = TelegramHandlers(service, sender, surfaces, bot_username or "", blocked=transport.blocked)
-    if bot_username:
-        open_doors(service.deps.web, settings, bot_username)
     sender.on_unreachable = handlers.unreachable
     sender.on_chat_lost = lambda view: service.pauses.chat_lost(view.chat or "")  # (a group refused a post)
     membership = Membership(handlers)  # the bot removed, added back, blocked: see membership.py
@@ -210,7 +207,6 @@ async def _bring_up(
     the token's poller lease: :mod:`adapters.telegram.poller`) or webhook (watched: ``getWebhookInfo``)."""
     await application.initialize()
     runtime.handlers.bot_username = application.bot.username
-    open_doors(runtime.service.deps.web, telegram, application.bot.username)
     await set_command_menus(application)
     await application.start()
     updater = application.updater

@@ -19,13 +19,14 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, WebAppInfo
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
+from adapters.telegram.mini_app import app_button
 from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
-from bot.kernel import Button, LruCache, OutMessage
+from bot.kernel import LruCache, OutMessage
 
 MAX_TEXT = 4096
 MAX_CAPTION = 1024
@@ -44,21 +45,27 @@ class ChatMoved(Refused):
         self.new_chat_id = new_chat_id
 
 
-def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
-    """The inline keyboard of a view (``None`` when it has no buttons)."""
-    if not message.buttons:
-        return None
-    return InlineKeyboardMarkup([[button_of(b) for b in row] for row in message.buttons if row])
-
-
-def button_of(button: Button) -> InlineKeyboardButton:
-    """An inline button: one that sends its token back (``callback_data``), or one that opens an address —
-    in the browser (``url``) or as the bot's Mini App inside the chat (``web_app``: private chats only)."""
-    if button.kind == "web_app":
-        return InlineKeyboardButton(button.label, web_app=WebAppInfo(button.url))
-    if button.kind == "link":
-        return InlineKeyboardButton(button.label, url=button.url)
-    return InlineKeyboardButton(button.label, callback_data=button.token)
+def markup_of(
+    message: OutMessage, chat_id: int = 0, bot_username: str = "", app_name: str | None = None
+) -> InlineKeyboardMarkup | None:
+    """The inline keyboard of a view in chat ``chat_id`` (``None`` when it has no buttons); a way into the
+    Mini App as the chat allows it (:func:`adapters.telegram.mini_app.app_button`: the app of
+    ``bot_username`` named ``app_name`` in a group)."""
+    rows = []
+    for row in message.buttons:
+        shown = []
+        for button in row:
+            if button.kind == "web_app":
+                inline = app_button(button.label, button.url, message.table, chat_id, bot_username, app_name)
+            elif button.kind == "link":
+                inline = InlineKeyboardButton(button.label, url=button.url)
+            else:
+                inline = InlineKeyboardButton(button.label, callback_data=button.token)
+            if inline is not None:
+                shown.append(inline)
+        if shown:
+            rows.append(shown)
+    return InlineKeyboardMarkup(rows) if rows else None
 
 
 def text_of(message: OutMessage) -> tuple[str, str | None]:
@@ -103,9 +110,11 @@ async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
 class TelegramTransport:
     """Sends, edits and clears the buttons of messages through one bot."""
 
-    def __init__(self, bot: Bot) -> None:
-        """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one)."""
+    def __init__(self, bot: Bot, *, app_name: str | None = None) -> None:
+        """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one); groups
+        link to its Mini App ``app_name`` (``TELEGRAM_MINIAPP_NAME``), if any."""
         self.bot = bot
+        self.app_name = app_name
         self.on_moved: Callable[[int, int, OutMessage], Awaitable[None]] | None = None
         """Told of a post or edit refused because the chat moved (old id, new id, the view), before the call
         fails with :class:`ChatMoved`."""
@@ -130,6 +139,14 @@ class TelegramTransport:
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is a Telegram key (``tg:<id>``)."""
         return chat.startswith(PREFIX) and telegram_id(chat) is not None
+
+    def _markup(self, chat: str, message: OutMessage) -> InlineKeyboardMarkup | None:
+        """A view's inline keyboard in ``chat``."""
+        try:
+            username = self.bot.username or ""
+        except RuntimeError:  # not known before getMe answered (then no group links to the Mini App)
+            username = ""
+        return markup_of(message, self._id(chat), username, self.app_name)
 
     @staticmethod
     def _id(chat: str) -> int:
@@ -157,7 +174,7 @@ class TelegramTransport:
         text, parse_mode = text_of(message)
         sent = await _call(
             lambda: self.bot.send_message(
-                self._id(chat), text, reply_markup=markup_of(message), parse_mode=parse_mode
+                self._id(chat), text, reply_markup=self._markup(chat, message), parse_mode=parse_mode
             )
         )
         return str(sent.message_id)
@@ -168,7 +185,7 @@ class TelegramTransport:
         caption = message.text[:MAX_CAPTION] or None  # plain text: no markup to cut in half
         sent = await _call(
             lambda: self.bot.send_document(
-                self._id(chat), upload, caption=caption, reply_markup=markup_of(message)
+                self._id(chat), upload, caption=caption, reply_markup=self._markup(chat, message)
             )
         )
         return str(sent.message_id)
@@ -182,7 +199,7 @@ class TelegramTransport:
                     text,
                     chat_id=self._id(chat),
                     message_id=int(message_id),
-                    reply_markup=markup_of(message),
+                    reply_markup=self._markup(chat, message),
                     parse_mode=parse_mode,
                 )
             )

@@ -117,14 +117,13 @@ class WebLinks:
 @dataclass(frozen=True, slots=True)
 class WebDoor:
     """How the people of one chat platform open the web table from its chats (each way only where the
-    platform has it; none by default)."""
+    platform has it; none by default). Worked out from the settings alone, so that every worker draws the
+    same views for a platform, whether it serves that platform or fires a deadline for it."""
 
-    in_private: bool = False
-    """The private hand opens the table's page as an app inside the chat (a Telegram Mini App: the app
-    proves who opens it, so the address carries no credential)."""
-    group_link: str = ""
-    """The group table links here, ``{table}`` standing for the table's id (a Telegram Mini App's direct
-    link, which group chats allow where they refuse an app button)."""
+    app: bool = False
+    """The platform opens the table's page as an app inside its chats, and the app proves who opens it (a
+    Telegram Mini App): the table message and the private hand carry a ``web_app`` button to the page,
+    which the platform's adapter shows as it can in each chat (a Mini App's direct link in a group)."""
     on_press: bool = False
     """The group table offers a button whose press answers the presser alone with their own signed link
     (Discord: an ephemeral reply; a link is a credential, never posted in the channel)."""
@@ -137,8 +136,7 @@ NO_DOOR = WebDoor()
 @dataclass
 class WebAccess:
     """The web table as the chats offer it: how its links are written, and each chat platform's door to it
-    (keyed by the chat keys' prefix: ``tg``, ``dc``), set by the platform's adapter once it knows it
-    (Telegram's direct link needs the bot's username, which it learns at start)."""
+    (keyed by the chat keys' prefix: ``tg``, ``dc``), each set by its adapter from the settings."""
 
     links: WebLinks
     doors: dict[str, WebDoor] = field(default_factory=dict)

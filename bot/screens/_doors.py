@@ -1,10 +1,10 @@
 """The ways from a chat to the web table, drawn as buttons where the table's platform has them
 (:class:`bot.kernel.WebAccess`: each platform's door, set by its adapter; none without a web table).
 
-- **In a private chat that can open an app** (a Telegram Mini App): the private hand's "🃏 Open the table"
-  opens the table's page inside the chat; the app proves who opens it, so the address holds no credential.
-- **In a group that links to such an app** (a Mini App's direct link): the table's "🃏 Open the table" is a
-  plain link — the same for everyone, so it may be posted.
+- **Where the platform opens the page as an app** (a Telegram Mini App, which proves who opens it): the
+  table message and the private hand carry "🃏 Open the table", a ``web_app`` button to the table's page —
+  an address without a credential, the same for everyone. The adapter shows it as its chats allow (Telegram:
+  the app itself in a private chat, a link to the app's direct link in a group, or nothing).
 - **Elsewhere** (Discord): the table's "🃏 Table" is a button of the bot's; its press answers the presser
   alone with their own signed link (:meth:`bot.app.Service.press`), which is never posted in the chat.
 """
@@ -36,15 +36,13 @@ def own_row(t: Translator, table: TableState, web: WebAccess | None) -> list[tup
 
 
 def table_door(t: Translator, table: TableState, web: WebAccess | None) -> Button | None:
-    """The table message's way to the web table: the app itself in a private chat that can open it, a
-    group's link to the app, or the button that answers with one's own link; ``None`` where there is none."""
+    """The table message's way to the web table: the app, or the button that answers with one's own link;
+    ``None`` where there is none."""
     if web is None:
         return None
     door = web.door(table.chat)
-    if table.private and door.in_private:
+    if door.app:
         return Button.link(t.gettext(OPEN_TABLE), web.links.page(table.id), web_app=True)
-    if door.group_link:
-        return Button.link(t.gettext(OPEN_TABLE), door.group_link.replace("{table}", table.id))
     if door.on_press:
         return Button(t.gettext(TABLE_BUTTON), make_token(table.id, hand_stamp(table.hand_no), "web"))
     return None
@@ -53,6 +51,6 @@ def table_door(t: Translator, table: TableState, web: WebAccess | None) -> Butto
 def hand_door(t: Translator, table: TableState, web: WebAccess | None) -> Button | None:
     """The private hand's way to the web table: the app, opened inside the player's private chat, where the
     platform has one (at a table played in that very chat, the table message offers it already)."""
-    if web is None or table.private or not web.door(table.chat).in_private:
+    if web is None or table.private or not web.door(table.chat).app:
         return None
     return Button.link(t.gettext(OPEN_TABLE), web.links.page(table.id), web_app=True)

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from adapters.discord.app import DiscordRuntime
+from adapters.discord.web_links import open_door
 from bot.kernel import LinkRefused, WebAccess, WebLinks, check_link
 
 from .conftest import FAST, assert_interactions_answered, memory_service
@@ -43,6 +44,7 @@ async def started(
     """Four members at a started table, on a bot whose core serves a web table (``web``) or none."""
     service = memory_service(FAST)
     service.deps.web = WebAccess(WebLinks(PUBLIC, SECRET, 12.0)) if web else None
+    open_door(service.deps.web)  # as musbot run does, whichever platforms a worker serves
     runtime = await start_discord_bot(dc, service, guild_ids=[guild.id])
     discord_bots.append(runtime)
     users = [dc.add_user(name, locale="en-US", guilds=[guild]) for name in ("Ane", "Brais", "Iker", "Uxue")]
