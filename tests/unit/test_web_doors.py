@@ -5,14 +5,19 @@ way in only where the platform has one."""
 
 from __future__ import annotations
 
+import io
+from typing import Any, cast
+
 import pytest
 from pydantic import SecretStr
 from service_helpers import ANE, BRAIS, GROUP, Harness, english
 
+from adapters.console.screen.controls import pressable
+from adapters.console.table import ConsoleTable
 from adapters.runner import _web_access
 from adapters.telegram.settings import TelegramSettings
 from adapters.web.settings import WebSettings
-from bot.kernel import Button, ChatRef, UserRef, WebAccess, WebDoor
+from bot.kernel import Button, ChatRef, Outcome, OutMessage, UserRef, WebAccess, WebDoor
 
 SECRET = SecretStr("doors-secret-0123456789abcdef")
 CHANNEL = ChatRef("dc:c5", False, "mus")
@@ -57,3 +62,22 @@ async def test_the_table_and_the_hands_carry_the_way_in_where_the_platform_has_o
     assert ways_in(h.on_screen(telegram, "hand", ANE.key)) == [app]
     assert ways_in(h.on_screen(discord, "table", CHANNEL.key)) == [("🃏 Table", "press", "web")]
     assert ways_in(h.on_screen(discord, "hand", "dc:u1")) == []  # the link comes on a press, to the presser
+
+
+async def test_a_terminal_lists_no_link_among_the_buttons_it_numbers() -> None:
+    """A terminal opens no address: a view that carries one (from a chat's table) still numbers only the
+    buttons a key presses, in the line mode and on the full screen."""
+    view = OutMessage(
+        slot="table",
+        text="Ane's turn",
+        chat="console:me",
+        table="abcdefgh",
+        buttons=(
+            (Button("Paso", "abcdefgh.1-0.paso"),),
+            (Button.link("🃏 Open the table", "https://mus.example.org/t/abcdefgh", web_app=True),),
+        ),
+    )
+    lines = ConsoleTable(cast(Any, None), UserRef("console:me", "Ane", "en"), io.StringIO())
+    await lines.show(Outcome(messages=(view,)), draw=False)
+    assert [b.label for b in lines.choices()] == ["Paso"]
+    assert [b.label for b in pressable([view])] == ["Paso"]
