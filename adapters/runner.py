@@ -204,7 +204,6 @@ async def _start_web(
     running = await start_web(
         app.service, web_settings, secret, telegram_token=token, on_outcome=deadlines.on_outcome
     )
-    deadlines.watchers.append(running.hub.poke)  # what a deadline changed reaches the pages at once
     stoppers.append(running.stop)
     log.info("web table on %s:%d", web_settings.host, running.port)
 

@@ -60,7 +60,7 @@ async def start_web(
     on_outcome: OnOutcome | None = None,
 ) -> Running:
     """Serve the web table on ``WEB_HOST:WEB_PORT``; :class:`StartupError` if the port cannot be bound."""
-    hub = Hub(service, pause=web_settings.move_pause)
+    hub = Hub(service, pause=web_settings.move_pause, poll=web_settings.safety_poll)
     table = WebTable(
         service,
         hub,
@@ -107,7 +107,6 @@ async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_to
             telegram_token=telegram_token,
             on_outcome=deadlines.on_outcome,
         )
-        deadlines.watchers.append(running.hub.poke)
         deadlines.start()
         print(f"musbot web: serving {web_settings.base_url()}/t/<table>", flush=True)
         await _until_signal()
@@ -159,7 +158,6 @@ async def play_web(args: argparse.Namespace, settings: Settings, web_settings: W
         user = UserRef("web:you", name, args.lang)
         table_id = await _solo_table(app.service, user, args)
         running = await start_web(app.service, web_settings, secret)
-        deadlines.watchers.append(running.hub.poke)
         deadlines.start()
         web_settings = web_settings.model_copy(update={"port": running.port})
         link = web_settings.links(secret).table(user, table_id, time.time())

@@ -204,7 +204,7 @@ class WebTable:
         outcome = await self.service.press(user, token, shown_at=_shown_at(watcher, token))
         if self.on_outcome is not None and outcome.messages:
             await self.on_outcome(outcome)
-        await self.hub.poke(watcher.table)
+        # (Its pages are not read here: the write announced itself, and that notice reads the table once.)
         return _no_store(
             web.json_response({"ok": outcome.ok, "answer": outcome.answer, "alert": outcome.alert})
         )

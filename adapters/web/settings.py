@@ -23,7 +23,8 @@ class WebSettings(BaseSettings):
         default=None, description="The address people open (https://mus.example.org), behind the proxy"
     )
     host: str = "127.0.0.1"
-    port: Annotated[int, BeforeValidator(port_number)] = 8080
+    port: Annotated[int, BeforeValidator(port_number)] = 8090
+    """Not 8080: that is where deploy/ serves the health endpoints (`HEALTH_PORT`)."""
     secret: SecretStr | None = Field(default=None, description="Signs the links to a table (HMAC-SHA256)")
     move_pause: Annotated[float, BeforeValidator(seconds_between(0.0, 5.0))] = 0.7
     """The pause between two moves shown on a page, so that a run of machine moves is seen move by move."""
@@ -31,6 +32,8 @@ class WebSettings(BaseSettings):
     """How long a signed link to a table stays valid (hours)."""
     initdata_max_age: Annotated[float, BeforeValidator(seconds_between(10.0, 7 * 86400))] = 86400.0
     """How old a Telegram Mini App's ``initData`` may be (seconds since its ``auth_date``)."""
+    safety_poll: Annotated[float, BeforeValidator(seconds_between(0.5, 600.0))] = 5.0
+    """Seconds between two reads of every watched table that no notice asked for (a lost notice's cover)."""
 
     @field_validator("public_url")
     @classmethod

@@ -26,9 +26,9 @@ from bot.app._drawn import Before, Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
-from bot.kernel import Outcome, OutMessage, TableState, TableStatus, UserRef
+from bot.kernel import Outcome, OutMessage, TableState, UserRef
 from bot.leaderboard import GameResult
-from bot.store import DeadlineChanges, StoreError, StoreUnavailable, VersionConflict
+from bot.store import DeadlineChanges, StoreError, StoreUnavailable, TableNotices, VersionConflict
 from bot.table import (
     NOT_NOW,
     Answer,
@@ -253,7 +253,7 @@ class TableWork:
             # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
             for key, due in schedule:
                 await self.deps.deadlines.schedule(key, due)
-        finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+        finished = table.finished
         try:
             written = await self.deps.tables.compare_and_set(
                 table_id,
@@ -271,6 +271,7 @@ class TableWork:
             self._newest.pop(table_id, None)
         else:
             self._keep(table_id, written.version, loaded.ctx)
+        await announce(self.deps.notices, table_id, written.version)
         return True
 
     async def _still_current(self, table_id: str, version: int) -> bool:
@@ -334,6 +335,16 @@ class TableWork:
             return 0
         await self._rate(results, self.deps.clock())
         return len(results)
+
+
+async def announce(notices: TableNotices, table_id: str, version: int) -> None:
+    """Tell whoever shows ``table_id`` live that it was written as ``version`` (right after the write, before
+    its housekeeping: a web page is that much sooner). A notice that cannot be sent is only logged: the write
+    is stored, and a listener's safety poll finds it."""
+    try:
+        await notices.publish(table_id, version)
+    except StoreError as exc:
+        log.warning("could not announce table %s v%d: %s", table_id, version, exc, extra={"table": table_id})
 
 
 def _deadline_changes(ctx: TableContext, old_due: str | None) -> tuple[Deadlines, tuple[str, ...]]:

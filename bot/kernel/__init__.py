@@ -4,6 +4,7 @@ and metrics.
 * :mod:`bot.kernel._model` — :class:`TableState` (stored as versioned JSON), seats, users, chats, and the
   options a lobby offers (:data:`TARGET_CHOICES`, :data:`LEVELS`);
 * :mod:`bot.kernel._views` — :class:`OutMessage`, :class:`Outcome`, :class:`Button`: what the core returns;
+* :mod:`bot.kernel._deadline_keys` — :class:`DeadlineKey`: a table's deadline, typed (what it waits for);
 * :mod:`bot.kernel._tokens` — button tokens: made, and parsed once into typed commands;
 * :mod:`bot.kernel._invites` — deep links that bring a player to the bot privately;
 * :mod:`bot.kernel._names` — player names cleaned and isolated for display, and the machine seats' names;
@@ -13,6 +14,7 @@ and metrics.
   checked by the web adapter; :class:`WebAccess`, each chat platform's door to the web table.
 """
 
+from bot.kernel._deadline_keys import DeadlineKey, DeadlineKind
 from bot.kernel._invites import (
     Invitation,
     Invite,
@@ -128,6 +130,8 @@ __all__ = [
     "ChangeOption",
     "ChatRef",
     "ConfirmDiscard",
+    "DeadlineKey",
+    "DeadlineKind",
     "ExportMatch",
     "HandPosition",
     "Invitation",

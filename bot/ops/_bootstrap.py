@@ -29,6 +29,7 @@ from bot.store import (
     RedisDeadlineStore,
     RedisOnce,
     RedisPreferences,
+    RedisTableNotices,
     RedisTableStore,
     StoreUnavailable,
     connect,
@@ -205,6 +206,7 @@ def redis_service(
         once=RedisOnce(redis, prefix=prefix),
         lessons=RedisProgress(redis, prefix=prefix),
         history=RedisHistory(redis, prefix=prefix, retention=history_days * 86400),
+        notices=RedisTableNotices(redis, prefix=prefix),
         atomic_deadlines=True,
         settings=flow,
         clock=clock,
@@ -279,17 +281,12 @@ class DeadlineLoop:
     """Where views for a platform this process does not serve wait for a process that serves it."""
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    watchers: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
-    """Told the table of every outcome handed here (the web table's pages are fed at once, not at a poll)."""
 
     async def on_outcome(self, outcome: Outcome) -> None:
         """Render what a fired deadline produced, on whichever platform its chat is: here if this process
         serves it, else through that platform's outbox (:mod:`bot.delivery._outbox`)."""
         for delivery in self.deliveries:
             delivery.deliver(outcome.messages)
-        if outcome.table is not None:
-            for watcher in self.watchers:
-                await watcher(outcome.table)
         foreign: dict[str, list[OutMessage]] = {}
         for message in outcome.messages:
             chat = destination(message)

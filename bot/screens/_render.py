@@ -19,6 +19,8 @@ from bot.i18n.markers import N_
 from bot.kernel import (
     MACHINE_NAMES,
     Button,
+    DeadlineKey,
+    DeadlineKind,
     OutMessage,
     TableState,
     TableStatus,
@@ -209,10 +211,9 @@ class Renderer:
     def _turn_deadline(self, hand: Hand) -> float:
         """When the turn shown times out (0: it does not, or a machine plays it): the table's pending
         deadline, if it is this very turn's."""
-        table = self.table
-        turn_key = f"{table.id}|turn|{turn_stamp(table.hand_no, len(hand.log))}"
-        shown = self.turn_seconds is not None and self.turn_seconds <= _NO_CLOCK
-        return table.due if shown and table.due_key == turn_key and table.due is not None else 0.0
+        table, shown = self.table, self.turn_seconds is not None and self.turn_seconds <= _NO_CLOCK
+        this_turn = DeadlineKey(table.id, DeadlineKind.TURN, (turn_stamp(table.hand_no, len(hand.log)),))
+        return table.due if shown and table.deadline == this_turn and table.due is not None else 0.0
 
     def _score(self, stones: int) -> int:
         """A score as shown: never past the target (the game is won there; what the count paid beyond it

@@ -1,7 +1,8 @@
 """``musbot run`` with ``WEB_SECRET`` set serves the web table beside Telegram, in the same process: the
 group's table links to the Mini App (``TELEGRAM_MINIAPP_NAME``) and each private hand opens it; a page of a
 group's table, opened with a signed link, acts with the chat buttons' tokens, and the group's table message
-tells the move as the page does. The key never appears in the log."""
+tells the move as the page does; a press in the group reaches the pages at once, pushed through Redis (the
+safety poll is set to a minute). The key never appears in the log."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 from bot.kernel import UserRef, sign_link
 
-from .fake_telegram import FakeTelegram
+from .fake_telegram import FakeTelegram, StoredMessage
 from .test_musbot_run import TG_TOKEN, free_port, musbot_run
 
 WEB_SECRET = "musbot-run-web-secret-0123456789"
@@ -53,6 +54,7 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
             "WEB_PORT": str(web_port),
             "WEB_PUBLIC_URL": "https://mus.example.org",
             "TELEGRAM_MINIAPP_NAME": "mus",
+            "WEB_SAFETY_POLL": "60",  # a frame that comes sooner was pushed
             "MACHINE_DELAY": "0.2",
         }
     )
@@ -129,6 +131,29 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
             return any(f"{name}: {call['label'].lower()}" in text for text in texts)
 
         await tg.wait_for(told, timeout=30.0)  # the group's table tells the word said on the page
+
+        # Now a word said in the group: the page is told at once, through the write's notice.
+        uid, frame = await on_turn()
+        moves = frame["moves"]
+        assert isinstance(moves, dict)
+        token = moves["calls"][0]["token"]
+        user = ane if uid == ane.id else brais
+
+        def carrying() -> list[StoredMessage]:
+            return [m for m in tg.bot_messages(group) if token in [d for _, d in m.buttons]]
+
+        await tg.wait_for(lambda: bool(carrying()), timeout=30.0)
+        pressed = tg.user_presses(user, carrying()[-1], token)
+        await tg.wait_for(lambda: tg.callbacks[pressed].answered, timeout=30.0)
+
+        async def newer() -> dict[str, object]:
+            async for shown in frames(streams[uid]):
+                if int(shown["v"]) > int(frame["v"]):  # type: ignore[call-overload]
+                    return shown
+            raise EOFError("the stream ended")
+
+        moved = await asyncio.wait_for(newer(), 10.0)
+        assert (moved["hand"], moved["k"]) > (frame["hand"], frame["k"])  # type: ignore[operator]  # the word
         for stream in streams.values():
             stream.close()
         process.send_signal(signal.SIGTERM)

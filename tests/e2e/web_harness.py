@@ -40,7 +40,7 @@ class WebServer:
         await self.runner.cleanup()
 
 
-async def serve(h: Harness, *, pause: float = 0.05, poll: float = 0.05) -> WebServer:
+async def serve(h: Harness, *, pause: float = 0.05, poll: float = 60.0) -> WebServer:
     hub = Hub(h.service, pause=pause, poll=poll, clock=lambda: h.now)
     table = WebTable(h.service, hub, SECRET, telegram_token="123456:TEST-token", clock=lambda: h.now)
     runner = web.AppRunner(table.app(), access_log=None)

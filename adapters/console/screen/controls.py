@@ -20,6 +20,8 @@ CATCH_KEYS = "cxvz"
 # Buttons the full screen does not show: "My cards" (the cards are always on screen), "More…" (an amount is
 # typed), and the core's ⚡ (the screen's own catch buttons count from when the seña was shown here).
 _HIDDEN = frozenset({"cards", "more"})
+#: Between the words of one button (its key and its label): the screen never breaks a line there.
+_NBSP = "\u00a0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +66,12 @@ def new_catches(
 
 def key_line(buttons: list[Button]) -> Content:
     """``1 Paso  2 Envido 2  …``: each button with its key, clickable, wrapping at spaces between buttons
-    (a label's own spaces do not break)."""
+    (a button's own spaces are no-break spaces, which the screen never breaks: :mod:`.wrap`)."""
     return Content("   ").join(
-        Content.from_markup(f"[@click=app.press({n})][b reverse] {n} [/] $label[/]", label=_unbroken(b.label))
+        Content.from_markup(
+            f"[@click=app.press({n})][b reverse]{_NBSP}{n}{_NBSP}[/]{_NBSP}$label[/]",
+            label=_unbroken(b.label),
+        )
         for n, b in enumerate(buttons, 1)
     )
 
@@ -79,4 +84,4 @@ def catch_lines(catches: list[Catchable]) -> Content:
 
 
 def _unbroken(label: str) -> str:
-    return label.replace(" ", "\u00a0")
+    return label.replace(" ", _NBSP)
