@@ -78,7 +78,7 @@ async def serve(
     health: HealthServer | None = None
     try:
         health = await _start_health(app, settings, telegram, discord_settings)
-        app.service.deps.web = _web_access(web_settings, telegram)
+        app.service.deps.web = web_access(web_settings, telegram)
         await _start_platforms(app, settings, telegram, discord_settings, deadlines, stoppers, health)
         await _start_web(app, web_settings, telegram, deadlines, stoppers)
         # What a previous process still had queued when it died is lost: show the recent tables as they are
@@ -208,7 +208,7 @@ async def _start_web(
     log.info("web table on %s:%d", web_settings.host, running.port)
 
 
-def _web_access(web_settings: WebSettings | None, telegram: TelegramSettings) -> WebAccess | None:
+def web_access(web_settings: WebSettings | None, telegram: TelegramSettings) -> WebAccess | None:
     """How the chats lead to the web table (none unless it is served at a public address): every platform's
     door, whichever this process serves — a deadline fired here draws another platform's views too."""
     from adapters.discord.web_links import open_door as discord_door

@@ -2,11 +2,10 @@
 
 Every component is a persistent :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the core's
 token, so a press works after a restart and on any worker (a link button, which opens an address, carries
-none); a button's colour says what it does
-(:mod:`adapters.discord.styles`). Buttons keep the view's rows (a row longer than
-five is wrapped); when they need more than five rows, the last ones become select menus of up to 25 choices
-each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A menu's
-``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
+none); a button's colour says what it does (:mod:`adapters.discord.styles`). Buttons keep the view's rows (a
+row longer than five is wrapped); when they need more than five rows, the last ones become select menus of up
+to 25 choices each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A
+menu's ``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
 
 A view with a file (a match's export) is sent with it as an attachment (:func:`files_of`).
 

@@ -14,7 +14,7 @@ from service_helpers import ANE, BRAIS, GROUP, Harness, english
 
 from adapters.console.screen.controls import pressable
 from adapters.console.table import ConsoleTable
-from adapters.runner import _web_access
+from adapters.runner import web_access
 from adapters.telegram.settings import TelegramSettings
 from adapters.web.settings import WebSettings
 from bot.kernel import Button, ChatRef, Outcome, OutMessage, UserRef, WebAccess, WebDoor
@@ -24,7 +24,7 @@ CHANNEL = ChatRef("dc:c5", False, "mus")
 
 
 def access(public: str | None, *, secret: SecretStr | None = SECRET) -> WebAccess | None:
-    return _web_access(WebSettings(secret=secret, public_url=public), TelegramSettings())
+    return web_access(WebSettings(secret=secret, public_url=public), TelegramSettings())
 
 
 def test_every_worker_sets_every_platforms_door_from_the_settings_alone() -> None:
