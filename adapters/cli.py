@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return console_lessons.run(args, settings)
     from adapters.discord.settings import DiscordSettings
-    from adapters.runner import run
+    from adapters.runner import run, web_access
     from adapters.telegram.settings import TelegramSettings
 
     if args.command == "web":
@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(
             settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s", secrets=hidden
         )
-        return web_run.run(args, settings, web_settings, bot_token)
+        return web_run.run(args, settings, web_settings, bot_token, web_access(web_settings, telegram))
 
     if args.command == "discord-sync":  # the core's store and Discord's settings: nothing of other platforms
         discord_only = _read(DiscordSettings, problems)

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
 from adapters.web.settings import WebSettings
+from bot.kernel import WebAccess
 from bot.ops import (
     App,
     DeadlineLoop,
@@ -80,6 +81,7 @@ async def serve(
     health: HealthServer | None = None
     try:
         health = await _start_health(app, settings, telegram, discord_settings)
+        app.service.deps.web = web_access(web_settings, telegram)
         await _start_platforms(app, settings, telegram, discord_settings, deadlines, stoppers, health)
         await _start_web(app, web_settings, telegram, deadlines, stoppers)
         # What a previous process still had queued when it died is lost: show the recent tables as they are
@@ -202,12 +204,25 @@ async def _start_web(
 
     token = None if telegram.token is None else telegram.token.get_secret_value()
     secret = web_settings.secret.get_secret_value().encode()
-    app.service.deps.web_links = web_settings.links(secret)  # /history links to its match's replay
     running = await start_web(
         app.service, web_settings, secret, telegram_token=token, on_outcome=deadlines.on_outcome
     )
     stoppers.append(running.stop)
     log.info("web table on %s:%d", web_settings.host, running.port)
+
+
+def web_access(web_settings: WebSettings | None, telegram: TelegramSettings) -> WebAccess | None:
+    """How the chats lead to the web table (none unless it is served at a public address): every platform's
+    door, whichever this process serves — a deadline fired here draws another platform's views too."""
+    from adapters.discord.web_links import open_door as discord_door
+    from adapters.telegram.mini_app import open_door as telegram_door
+
+    web = None if web_settings is None else web_settings.access()
+    discord_door(web)
+    door = telegram_door(web)
+    if door is not None and not door.app and telegram.token is not None:
+        log.warning("WEB_PUBLIC_URL is not https://: Telegram opens no web app, its chats show no way there")
+    return web
 
 
 async def _now(value: bool) -> bool:

@@ -26,7 +26,7 @@ from adapters.web.server import OnOutcome, WebTable
 from adapters.web.settings import WebSettings
 from bot.app import Service
 from bot.i18n import normalize_language
-from bot.kernel import ChatRef, TableStatus, UserRef, lobby_stamp, make_token
+from bot.kernel import ChatRef, TableStatus, UserRef, WebAccess, lobby_stamp, make_token
 from bot.ops import DeadlineLoop, Settings, StartupError, build_app
 from bot.table import FlowSettings
 
@@ -91,21 +91,24 @@ async def _until_signal() -> None:
     await stop.wait()
 
 
-async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_token: str | None) -> int:
-    """``musbot web``: the web table on its own (its deadline loop too), until a signal."""
+async def serve_alone(
+    settings: Settings, web_settings: WebSettings, telegram_token: str | None, access: WebAccess | None = None
+) -> int:
+    """``musbot web``: the web table on its own (its deadline loop too), until a signal. ``access`` is how
+    the chats lead here, as the bot's workers have it: the views a deadline fired here draws for the chats
+    are the ones they draw, and ``/history`` links to replays."""
     if web_settings.secret is None:
         print(NO_SECRET, file=sys.stderr)
         return 2
     app = await build_app(settings, web_notices=True)
-    secret = web_settings.secret.get_secret_value().encode()
-    app.service.deps.web_links = web_settings.links(secret)
+    app.service.deps.web = access
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
     try:
         running = await start_web(
             app.service,
             web_settings,
-            secret,
+            web_settings.secret.get_secret_value().encode(),
             telegram_token=telegram_token,
             on_outcome=deadlines.on_outcome,
         )
@@ -188,9 +191,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(
-    args: argparse.Namespace, settings: Settings, web_settings: WebSettings, telegram_token: str | None
+    args: argparse.Namespace,
+    settings: Settings,
+    web_settings: WebSettings,
+    telegram_token: str | None,
+    access: WebAccess | None = None,
 ) -> int:
-    """Entry point of ``musbot web``."""
+    """Entry point of ``musbot web`` (``access``: how the chats lead to the web table, see
+    :func:`serve_alone`)."""
     if args.replay is not None:
         if web_settings.secret is None:
             print(NO_SECRET, file=sys.stderr)
@@ -213,7 +221,7 @@ def run(
         print(web_settings.links(secret).table(user, args.link, time.time()))
         return 0
     try:
-        return asyncio.run(serve_alone(settings, web_settings, telegram_token))
+        return asyncio.run(serve_alone(settings, web_settings, telegram_token, access))
     except StartupError as exc:
         print(f"musbot: {exc}", file=sys.stderr)
         return 1

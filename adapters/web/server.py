@@ -3,6 +3,8 @@ Server-Sent Events, and its actions.
 
 * ``GET /t/{table}`` — the page (the same file for every table: who the visitor is comes after, from the
   link in the address's fragment, which browsers never send to a server, or from Telegram's ``initData``);
+  ``GET /t/`` and ``GET /`` too — a Mini App opened by its direct link (``t.me/<bot>/<app>?startapp=<table>``)
+  loads at the address registered with @BotFather, the table in ``initData``'s ``start_param``;
 * ``POST /api/session`` — a credential (a signed link, or ``initData``) for a page of one table: its page id;
 * ``GET /api/events?page=ID`` — the page's frames, each move in turn (``text/event-stream``);
 * ``POST /api/act`` — a button's token pressed on the page: :meth:`bot.app.Service.press`, exactly as a chat
@@ -103,6 +105,9 @@ class WebTable:
         app = web.Application(middlewares=[_headers], client_max_size=16 * 1024)
         app[HUB] = self.hub
         app.router.add_get("/t/{table}", self.index)
+        # A Mini App opened by its direct link: at its registered address, its table in ``start_param``.
+        app.router.add_get("/t/", self.index)
+        app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static)
         app.router.add_post("/api/session", self.session)
         app.router.add_get("/api/events", self.events)

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.kernel import WebLinks
+from bot.kernel import WebAccess, WebLinks
 from bot.ops import env_config, port_number, seconds_between, url_with_scheme
 
 #: The shortest ``WEB_SECRET`` accepted: it signs every link to a table (HMAC-SHA256).
@@ -58,3 +58,11 @@ class WebSettings(BaseSettings):
     def links(self, secret: bytes) -> WebLinks:
         """How links to the web table are written: to :meth:`base_url`, signed with ``secret``."""
         return WebLinks(self.base_url(), secret, self.link_hours)
+
+    def access(self) -> WebAccess | None:
+        """The chats' way to the web table: only where it is served (``WEB_SECRET``) at an address people
+        reach (``WEB_PUBLIC_URL``: a link to 127.0.0.1 leads nowhere from a phone); each chat platform's
+        adapter then sets its door."""
+        if self.secret is None or not self.public_url:
+            return None
+        return WebAccess(self.links(self.secret.get_secret_value().encode()))

@@ -6,7 +6,7 @@ finished it recorded (:mod:`bot.app._drawn`) and kept once that command's write 
 shows the last hands of the chat's current or last match, each a short summary with buttons: the whole hand
 to the presser alone (a private message, an ephemeral reply) or in the chat, and the match as two files (the
 conformance JSON that ``python -m engine.replay`` replays, and readable text). When the web table is served
-(:attr:`ServiceDeps.web_links`), a line links to the match's replay there: a link bound to the chat (what it
+(:attr:`ServiceDeps.web`), a line links to the match's replay there: a link bound to the chat (what it
 shows is what the chat's history shows: finished hands, no seña's meaning), so it may stand in the chat's
 answer.
 
@@ -153,7 +153,7 @@ class HistoryCommands:
         The link is bound to the chat, not to the person who asked: the answer is the chat's, and a replay
         shows what the chat's history shows. It goes near the top, so that a platform that cuts a long text
         (Discord at 2,000 characters) cuts a summary, never the address."""
-        links = self.deps.web_links
+        links = None if self.deps.web is None else self.deps.web.links
         if links is None:
             return []
         viewer = UserRef(chat.key, "", lang)  # (no name: a replay greets nobody, and the link stays short)

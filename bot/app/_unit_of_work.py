@@ -181,7 +181,7 @@ class TableWork:
         if not ctx.changed:
             if not await self._confirmed(command, loaded):
                 return None
-            shown = drawn(ctx, found)
+            shown = drawn(ctx, found, self.deps.web)
             views = _stamped(shown.views, loaded.version, ctx.table, begin=False)
             return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
         return await self._write(command, loaded, found, answer)
@@ -232,7 +232,7 @@ class TableWork:
         ctx = loaded.ctx
         arm_deadline(ctx)
         ctx.sync_match()
-        shown = drawn(ctx, found)
+        shown = drawn(ctx, found, self.deps.web)
         # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
         views = _stamped(shown.views, loaded.version + 1, ctx.table, begin=True)
         schedule, stale = _deadline_changes(ctx, loaded.due)

@@ -11,7 +11,7 @@ and metrics.
 * :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels);
 * :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches;
 * :mod:`bot.kernel._web_links` — signed links to the web table (:class:`WebLinks`), made by the core and
-  checked by the web adapter.
+  checked by the web adapter; :class:`WebAccess`, each chat platform's door to the web table.
 """
 
 from bot.kernel._deadline_keys import DeadlineKey, DeadlineKind
@@ -68,6 +68,7 @@ from bot.kernel._tokens import (
     OpenHand,
     OpenLesson,
     OpenPicker,
+    OpenWeb,
     PickCard,
     SetLanguage,
     ShowCards,
@@ -89,8 +90,24 @@ from bot.kernel._tokens import (
     sena_stamp,
     turn_stamp,
 )
-from bot.kernel._views import KEPT_SLOTS, Button, Outcome, OutMessage
-from bot.kernel._web_links import LinkRefused, WebLinks, WebVisitor, check_link, replay_place, sign_link
+from bot.kernel._views import (
+    KEPT_SLOTS,
+    Button,
+    Outcome,
+    OutMessage,
+    buttons_from_json,
+    buttons_to_json,
+)
+from bot.kernel._web_links import (
+    LinkRefused,
+    WebAccess,
+    WebDoor,
+    WebLinks,
+    WebVisitor,
+    check_link,
+    replay_place,
+    sign_link,
+)
 
 __all__ = [
     "CHAT_SCOPE",
@@ -129,6 +146,7 @@ __all__ = [
     "OpenHand",
     "OpenLesson",
     "OpenPicker",
+    "OpenWeb",
     "OutMessage",
     "Outcome",
     "PickCard",
@@ -147,9 +165,13 @@ __all__ = [
     "TokenError",
     "TurnAction",
     "UserRef",
+    "WebAccess",
+    "WebDoor",
     "WebLinks",
     "WebVisitor",
     "action_code",
+    "buttons_from_json",
+    "buttons_to_json",
     "check_link",
     "clean_name",
     "encode_invite",

@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.kernel._model import UserRef
 
@@ -120,3 +120,40 @@ class WebLinks:
         place = replay_place(table_id)
         credential = sign_link(self.secret, viewer, place, now + self.hours * 3600)
         return f"{self.base_url}/{place}#k={credential}"
+
+    def page(self, table_id: str) -> str:
+        """The address of ``table_id``'s page without a credential: for a Mini App, whose ``initData`` says
+        who opens it."""
+        return f"{self.base_url}/t/{table_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class WebDoor:
+    """How the people of one chat platform open the web table from its chats (each way only where the
+    platform has it; none by default). Worked out from the settings alone, so that every worker draws the
+    same views for a platform, whether it serves that platform or fires a deadline for it."""
+
+    app: bool = False
+    """The platform opens the table's page as an app inside its chats, and the app proves who opens it (a
+    Telegram Mini App): the table message and the private hand carry a ``web_app`` button to the page,
+    which the platform's adapter shows as it can in each chat (a Mini App's direct link in a group)."""
+    on_press: bool = False
+    """The group table offers a button whose press answers the presser alone with their own signed link
+    (Discord: an ephemeral reply; a link is a credential, never posted in the channel)."""
+
+
+#: No way to the web table from a platform's chats.
+NO_DOOR = WebDoor()
+
+
+@dataclass
+class WebAccess:
+    """The web table as the chats offer it: how its links are written, and each chat platform's door to it
+    (keyed by the chat keys' prefix: ``tg``, ``dc``), each set by its adapter from the settings."""
+
+    links: WebLinks
+    doors: dict[str, WebDoor] = field(default_factory=dict)
+
+    def door(self, chat_key: str) -> WebDoor:
+        """The door of the platform ``chat_key`` belongs to (:data:`NO_DOOR` if it has none)."""
+        return self.doors.get(chat_key.split(":", 1)[0], NO_DOOR)

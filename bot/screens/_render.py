@@ -6,7 +6,8 @@ hidden card: cards appear only in private messages and in the showdown. The hand
 every lance, the stake, the count's reasons) is written by :mod:`bot.screens._story`.
 
 Buttons appear only where a press does something: turn buttons on a person's turn, ⚡ only for a seña a
-person can still catch, "My cards" only while the hand is played; a closed table or hand has none.
+person can still catch, "My cards" and the way to the web table (:mod:`bot.screens._doors`) only while the
+hand is played; a closed table or hand has none.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bot.kernel import (
     OutMessage,
     TableState,
     TableStatus,
+    WebAccess,
     action_code,
     hand_stamp,
     lobby_stamp,
@@ -30,6 +32,7 @@ from bot.kernel import (
     turn_stamp,
 )
 from bot.screens import _story as story
+from bot.screens._doors import own_row
 from bot.screens._labels import (
     LANCE_NAMES,
     LEVEL_NAMES,
@@ -74,18 +77,21 @@ class Renderer:
         *,
         turn_seconds: float | None = None,
         catch_lag: float = 0.0,
+        web: WebAccess | None = None,
     ) -> None:
         """Render ``table`` whose live match is ``match`` (``None`` in the lobby).
 
         ``turn_seconds`` is the time a person has for a turn, shown once per turn (a countdown redrawn every
         second would cost the group's message budget for nothing). A seña's ⚡ shows ``catch_lag`` seconds
-        past its window, for a screen that showed it late (its catch counts from then).
+        past its window, for a screen that showed it late (its catch counts from then). ``web``: the chats'
+        doors to the web table (none without one).
         """
         self.table = table
         self.match = match
         self.now = now
         self.turn_seconds = turn_seconds
         self.catch_lag = catch_lag
+        self.web = web
         self.t = translator(table.lang)
 
     # --- lobby ---------------------------------------------------------------------------------------
@@ -208,14 +214,7 @@ class Renderer:
                 rows.extend(self._turn_buttons(match, seat))
                 deadline = self._turn_deadline(hand)
         rows.extend(self._flash_buttons(hand))
-        if any(s.human for s in table.seats):
-            rows.append(
-                (
-                    Button(
-                        t.gettext(_("🂠 My cards")), make_token(table.id, hand_stamp(table.hand_no), "cards")
-                    ),
-                )
-            )
+        rows.extend(own_row(t, table, self.web))
         return self._group("table", lines, tuple(rows), fresh, deadline=deadline, phase=view.phase.value)
 
     def _turn_deadline(self, hand: Hand) -> float:
@@ -315,7 +314,7 @@ class Renderer:
 
     def private_hand(self, seat: int, *, fresh: bool = False) -> OutMessage | None:
         """A player's own cards, with discard, bet-amount and seña buttons; ``None`` for machine seats."""
-        return PrivateView(self.table, self.match).private_hand(seat, fresh=fresh)
+        return PrivateView(self.table, self.match, self.web).private_hand(seat, fresh=fresh)
 
     def cards_alert(self, seat: int) -> str:
         """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""

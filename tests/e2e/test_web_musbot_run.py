@@ -1,7 +1,8 @@
-"""``musbot run`` with ``WEB_SECRET`` set serves the web table beside Telegram, in the same process: a page
-of a group's table, opened with a signed link, acts with the chat buttons' tokens, and the group's table
-message tells the move as the page does; a press in the group reaches the pages at once, pushed through
-Redis (the safety poll is set to a minute). The key never appears in the log."""
+"""``musbot run`` with ``WEB_SECRET`` set serves the web table beside Telegram, in the same process: the
+group's table links to the Mini App (``TELEGRAM_MINIAPP_NAME``) and each private hand opens it; a page of a
+group's table, opened with a signed link, acts with the chat buttons' tokens, and the group's table message
+tells the move as the page does; a press in the group reaches the pages at once, pushed through Redis (the
+safety poll is set to a minute). The key never appears in the log."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
             "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{tg.port}",
             "WEB_SECRET": WEB_SECRET,
             "WEB_PORT": str(web_port),
+            "WEB_PUBLIC_URL": "https://mus.example.org",
+            "TELEGRAM_MINIAPP_NAME": "mus",
             "WEB_SAFETY_POLL": "60",  # a frame that comes sooner was pushed
             "MACHINE_DELAY": "0.2",
         }
@@ -72,6 +75,21 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
         started = tg.user_presses(ane, lobby, start)
         await tg.wait_for(lambda: tg.callbacks[started].answered, timeout=30.0)
         table = start.split(".")[0]
+
+        def opens() -> dict[str, object]:
+            """Where the buttons that open an address lead: the group's table, and Ane's hand."""
+            shown = {}
+            for chat in (group.id, ane.id):
+                for message in tg.bot_messages(chat):
+                    for button in (b for row in message.keyboard for b in row):
+                        if "url" in button or "web_app" in button:
+                            shown[button.get("url") or str(button["web_app"])] = chat
+            return shown
+
+        # The chats lead to the web table: the group to the Mini App's direct link, the hand into the app.
+        direct = f"https://t.me/musbot_web/mus?startapp={table}"
+        app = str({"url": f"https://mus.example.org/t/{table}"})
+        assert await tg.wait_for(lambda: opens() == {direct: group.id, app: ane.id}, timeout=30.0)
 
         pages = {}
         for user in (ane, brais):
@@ -143,4 +161,4 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
     output = log.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in output, output
     assert f"web table on 127.0.0.1:{web_port}" in output
-    assert WEB_SECRET not in output and TG_TOKEN not in output
+    assert WEB_SECRET not in output and TG_TOKEN not in output and "#k=" not in output

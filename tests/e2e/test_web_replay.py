@@ -19,7 +19,7 @@ from adapters.web.replay import REPLAY_REFUSED, match_before
 from bot.app import parse_kept
 from bot.history import KeptHand
 from bot.i18n import LANGUAGES, translator
-from bot.kernel import UserRef, WebLinks, replay_place, sign_link
+from bot.kernel import UserRef, WebAccess, WebLinks, replay_place, sign_link
 from bot.screens import SENA_NAMES
 from engine.record import hand_after
 from engine.senas import Sena
@@ -40,7 +40,7 @@ MEANING_LINES = (
 async def h() -> Harness:
     harness = Harness()  # (machine tables play their whole match at once)
     await english(harness)
-    harness.deps.web_links = WebLinks("http://mus.test", SECRET, hours=12)
+    harness.deps.web = WebAccess(WebLinks("http://mus.test", SECRET, hours=12))
     return harness
 
 
@@ -119,7 +119,7 @@ async def test_history_links_the_replay_which_plays_every_hand_move_by_move_with
     await h.deps.history.keep(table, GROUP.key, more.hand_no, h.now, more.model_dump_json())
     _, grown = await replay(server, http, table, link, lang="en")
     assert grown["hands"] == [*first["hands"], more.hand_no]
-    h.deps.web_links = None  # no web table served: /history has no address to give
+    h.deps.web = None  # no web table served: /history has no address to give
     (plain,) = (await h.service.history.recent(GROUP, BRAIS)).messages
     assert "▶️" not in plain.text and "http" not in plain.text
 

@@ -8,7 +8,7 @@ import re
 
 from adapters.discord.app import DiscordRuntime
 from adapters.discord.ids import channel_key, user_key
-from bot.kernel import ChatRef, LinkRefused, UserRef, WebLinks, check_link, replay_place
+from bot.kernel import ChatRef, LinkRefused, UserRef, WebAccess, WebLinks, check_link, replay_place
 
 from .conftest import FAST, memory_service
 from .discord_harness import DiscordTable, start_discord_bot
@@ -25,7 +25,7 @@ async def test_history_in_a_channel_carries_the_whole_replay_address(
     runtime = await start_discord_bot(dc, memory_service(FAST))
     discord_bots.append(runtime)
     service = runtime.client.handlers.service
-    service.deps.web_links = WebLinks(BASE, SECRET, hours=12)
+    service.deps.web = WebAccess(WebLinks(BASE, SECRET, hours=12))
     guild = dc.add_guild("Mus club", locale="fr", community=True)
     channel = dc.add_channel(guild, "a-channel-whose-name-is-as-long-as-discord-allows-" + "x" * 50)
     ane = dc.add_user("Ane", locale="en-US", guilds=[guild])

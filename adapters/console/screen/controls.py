@@ -35,14 +35,15 @@ class Catchable:
 
 
 def pressable(messages: Iterable[OutMessage], slots: tuple[str, ...] = ("table", "hand")) -> list[Button]:
-    """The buttons of the views in ``slots`` that the full screen shows, in order."""
+    """The buttons of the views in ``slots`` that the full screen shows, in order (no link: a terminal opens
+    no address)."""
     return [
         b
         for m in messages
         if m.slot in slots
         for row in m.buttons
         for b in row
-        if code_of(b) not in _HIDDEN and not (code_of(b) or "").startswith("catch")
+        if not b.opens and code_of(b) not in _HIDDEN and not (code_of(b) or "").startswith("catch")
     ]
 
 

@@ -8,7 +8,18 @@
   const $ = (id) => document.getElementById(id);
   const CARD = /^(1[0-2]|[1-7])[oceb]$/;
   const state = { page: null, source: null, frame: null, picked: null, amount: 0, flashSeen: {}, timers: [] };
-  const table = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
+  // The table: the address's last part (/t/<table>), or, in a Mini App opened by its direct link at its
+  // registered address (/t/ or /), the link's startapp that Telegram passes on (the server checks it in
+  // initData's start_param, and answers with the table it opened).
+  const path = location.pathname.split("/").filter(Boolean);
+  let table = decodeURIComponent(path.length > 1 ? path[path.length - 1] : "") || startParam();
+
+  function startParam() {
+    const query = new URLSearchParams(location.search).get("tgWebAppStartParam");
+    if (query) return query;
+    const data = new URLSearchParams(location.hash.slice(1)).get("tgWebAppData");
+    return (data && new URLSearchParams(data).get("start_param")) || "";
+  }
   const replaying = location.pathname.startsWith("/r/");
 
   function credential() {
@@ -19,7 +30,7 @@
     else if (hash.get("tgWebAppData")) found = { init_data: hash.get("tgWebAppData") };
     if (found) {
       sessionStorage.setItem(key, JSON.stringify(found));
-      history.replaceState(null, "", location.pathname); // the credential leaves the address bar
+      history.replaceState(null, "", location.pathname + location.search); // the credential leaves the address
       return found;
     }
     const kept = sessionStorage.getItem(key);
@@ -85,6 +96,7 @@
       return;
     }
     state.page = answer.page;
+    table = answer.table || table;
     $("banner").hidden = true;
     const source = new EventSource("/api/events?page=" + encodeURIComponent(state.page));
     state.source = source;
