@@ -196,9 +196,10 @@ async def _start_web(
     deadlines: DeadlineLoop,
     stoppers: list[Callable[[], Awaitable[None]]],
 ) -> None:
-    """The web table beside the chats, when ``WEB_SECRET`` is set: a press on a page changes the chats'
-    messages too (the deadline loop's deliveries); a Mini App's initData is checked with the bot's token."""
-    if web_settings is None or web_settings.secret is None:
+    """The web table beside the chats, when ``WEB_SECRET`` is set (unless ``WEB_SERVE=false``): a press on a
+    page changes the chats' messages too (the deadline loop's deliveries); a Mini App's initData is checked
+    with the bot's token."""
+    if web_settings is None or web_settings.secret is None or not web_settings.serve:
         return
     from adapters.web.run import start_web
 

@@ -102,7 +102,9 @@ async def serve_alone(
         return 2
     app = await build_app(settings, web_notices=True)
     app.service.deps.web = access
-    deadlines = DeadlineLoop(app.service)
+    # What a page's press or a deadline changes here reaches the chats through their platforms' outboxes:
+    # this process serves no chat.
+    deadlines = DeadlineLoop(app.service, outbox=app.outbox)
     running: Running | None = None
     try:
         running = await start_web(

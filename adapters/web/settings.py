@@ -32,6 +32,10 @@ class WebSettings(BaseSettings):
     """How long a signed link to a table stays valid (hours)."""
     initdata_max_age: Annotated[float, BeforeValidator(seconds_between(10.0, 7 * 86400))] = 86400.0
     """How old a Telegram Mini App's ``initData`` may be (seconds since its ``auth_date``)."""
+    serve: bool = True
+    """Whether ``musbot run`` serves the web table itself when ``WEB_SECRET`` is set. ``false`` where another
+    process serves it (``musbot web``, the ``web`` service of ``deploy/compose.yaml``): the workers then only
+    write links to it and announce their writes."""
     safety_poll: Annotated[float, BeforeValidator(seconds_between(0.5, 600.0))] = 5.0
     """Seconds between two reads of every watched table that no notice asked for (a lost notice's cover)."""
 
