@@ -36,7 +36,7 @@ from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections
-from bot.kernel import CatchSena, LinkRefused, Outcome, Token, WebVisitor, check_link, read_token
+from bot.kernel import TABLE_ID_RE, CatchSena, LinkRefused, Outcome, Token, WebVisitor, check_link, read_token
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -156,6 +156,10 @@ class WebTable:
         lang = normalize_language(str(body.get("lang") or DEFAULT_LANGUAGE)[:8])
         try:
             visitor = self._visitor(body, table)
+            if not TABLE_ID_RE.match(
+                visitor.table
+            ):  # (initData opens the table its body or start_param names)
+                raise LinkRefused("not a table id")
         except LinkRefused as exc:
             log.info("web: a credential was refused (%s)", exc.reason)
             return _refused(lang)
@@ -168,6 +172,23 @@ class WebTable:
             return _refused(lang)
         return _no_store(web.json_response({"page": opened.id, "table": visitor.table}))
 
+    def _page(self, page_id: str) -> Page:
+        """The open page ``page_id`` names while its credential holds (401 otherwise: a page of a previous
+        process, or one whose link or initData expired, opens a new session)."""
+        watcher = self.hub.pages.get(page_id)
+        if watcher is None:
+            raise web.HTTPUnauthorized()
+        if self.clock() > watcher.visitor.expires:
+            self.hub.close_page(watcher)
+            raise web.HTTPUnauthorized()
+        return watcher
+
+    def _seated(self, watcher: Page) -> bool:
+        """Whether the page's visitor holds a seat at its table, as its pages last read it."""
+        feed = self.hub.feeds.get(watcher.table)
+        newest = None if feed is None else feed.newest
+        return newest is not None and newest.table.seat_of(watcher.visitor.user.key) is not None
+
     def _visitor(self, body: dict[str, object], table: str) -> WebVisitor:
         now = self.clock()
         init_data = body.get("init_data")
@@ -179,9 +200,7 @@ class WebTable:
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """The page's frames as Server-Sent Events, until the page goes away (or the server stops)."""
-        watcher = self.hub.pages.get(request.query.get("page", ""))
-        if watcher is None:
-            raise web.HTTPUnauthorized()  # a page of a previous process: the page opens a new session
+        watcher = self._page(request.query.get("page", ""))
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -192,6 +211,8 @@ class WebTable:
         await response.prepare(request)
         try:
             async for frame in self.hub.frames(watcher):
+                if self.clock() > watcher.visitor.expires:
+                    break  # the credential expired: the page opens a new session with one still valid
                 if frame is None:
                     await response.write(b": still here\n\n")
                 else:
@@ -206,16 +227,17 @@ class WebTable:
     async def act(self, request: web.Request) -> web.Response:
         """A button pressed on the page: the service judges its token exactly as a chat button's."""
         body = await _json(request)
-        watcher = self.hub.pages.get(str(body.get("page", "")))
-        if watcher is None:
-            raise web.HTTPUnauthorized()
+        watcher = self._page(str(body.get("page", "")))
         user = watcher.visitor.user
         t = translator(normalize_language(user.lang or DEFAULT_LANGUAGE))
         if not self.hub.allow_action(user.key):
             return web.json_response({"ok": False, "answer": t.gettext(TOO_FAST)}, status=429)
         token = read_token(body.get("token"))
-        if token is not None and token.table != watcher.table:
-            token = None  # a page acts on its own table only
+        if token is not None and (token.table != watcher.table or not self._seated(watcher)):
+            # A page acts on its own table only, and only a seated player's does: being in the chat is what
+            # lets a person take a seat, and a page's credential does not prove it (a Mini App's initData
+            # names no chat). Anything else is refused as a stale button is.
+            token = None
         # A ⚡ this page showed: its catch window counts from then.
         outcome = await self.service.press(user, token, shown_at=_shown_at(watcher, token))
         if self.on_outcome is not None and outcome.messages:
