@@ -93,17 +93,23 @@ def embed_of(message: OutMessage, text: str) -> discord.Embed:
     )
 
 
-def sent_as(message: OutMessage, commands: Mapping[str, str] | None = None) -> dict[str, Any]:
+def sent_as(
+    message: OutMessage, commands: Mapping[str, str] | None = None, *, embeds: bool = True
+) -> dict[str, Any]:
     """What a post of the view carries: ``{"embed": …}`` for a table's message, else ``{"content": …}``
-    (``commands``: how commands are written there, :func:`adapters.discord.mentions.names`)."""
-    if embedded(message):
+    (``commands``: how commands are written there, :func:`adapters.discord.mentions.names`; ``embeds``
+    false: the channel does not let the bot embed, the table is text there)."""
+    if embeds and embedded(message):
         return {"embed": embed_of(message, written(message, commands))}
     return {"content": text_of(message, commands)}
 
 
-def edited_as(message: OutMessage, commands: Mapping[str, str] | None = None) -> dict[str, Any]:
+def edited_as(
+    message: OutMessage, commands: Mapping[str, str] | None = None, *, embeds: bool = True
+) -> dict[str, Any]:
     """What an edit of the view's message sets: the embed and no text for a table's message (one posted as
-    text by an older version becomes an embed), else the text and no embed."""
-    if embedded(message):
+    text by an older version becomes an embed), else — or where the bot may not embed — the text and no
+    embed."""
+    if embeds and embedded(message):
         return {"content": None, "embeds": [embed_of(message, written(message, commands))]}
     return {"content": text_of(message, commands), "embeds": []}

@@ -73,9 +73,10 @@ def in_thread(interaction: discord.Interaction[Any]) -> bool:
     return isinstance(interaction.channel, discord.Thread)
 
 
-#: What posting the table takes at all — it is an embed (adapters.discord.embeds) — a channel lacking these
-#: pauses its table (adapters.discord.access).
-POST_NEEDS = TABLE_NEEDS[:3]
+#: What posting the table takes at all — a channel lacking these pauses its table (adapters.discord.access).
+#: Not Embed Links: where it is denied, a table already playing is written as text
+#: (adapters.discord.transport); only a new table is refused without it (TABLE_NEEDS, at /mus newgame).
+POST_NEEDS = TABLE_NEEDS[:2]
 
 
 def missing_for_table(

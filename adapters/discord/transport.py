@@ -9,6 +9,12 @@ edit that changes nothing, so ``NotModified`` never comes from here.
 
 A person whose direct messages are closed is not asked again for :data:`CLOSED_DM_RETRY` seconds: their
 private views fail at once (no call), and they read their hand with "My cards", ephemerally.
+
+A table's message is an embed (:mod:`adapters.discord.embeds`); a channel that refuses it for want of Embed
+Links (a server that denies it per channel, or took it away during a game) is written to in plain text
+instead — the same words — for :data:`PLAIN_RETRY` seconds before an embed is tried again: its game goes
+on, as it did before tables were embeds. (A new table there is refused at ``/mus newgame``, saying what is
+missing.)
 """
 
 from __future__ import annotations
@@ -21,11 +27,11 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
-from adapters.discord.embeds import edited_as, sent_as
+from adapters.discord.embeds import edited_as, embedded, sent_as
 from adapters.discord.ids import parse_key
 from adapters.discord.layout import NO_MENTIONS, files_of, view_of
 from bot.delivery import MessageGone, RateLimited, Refused, Unreachable
-from bot.kernel import OutMessage
+from bot.kernel import LruCache, OutMessage
 
 _T = TypeVar("_T")
 
@@ -33,6 +39,11 @@ _T = TypeVar("_T")
 CLOSED_DM_RETRY = 600.0
 #: DM channels and closed DMs remembered at most (then forgotten all at once: they are only a cache).
 MAX_REMEMBERED = 50_000
+#: Seconds a channel that refused an embed is written to in plain text before an embed is tried again.
+PLAIN_RETRY = 600.0
+#: Channels remembered as refusing embeds (the least recently used forgotten: at worst one refused call).
+PLAIN_CHANNELS = 10_000
+MISSING_PERMISSIONS = 50013
 CANNOT_MESSAGE_USER = 50007
 UNKNOWN_MESSAGE = 10008
 UNKNOWN_CHANNEL = 10003
@@ -76,6 +87,8 @@ class DiscordTransport:
         self._dm_channels: dict[int, int] = {}
         self._closed: dict[int, float] = {}
         self._dm_lock = asyncio.Lock()
+        self._plain: LruCache[int, float] = LruCache(PLAIN_CHANNELS)
+        """Channels that refused an embed, and since when (see the module's docstring)."""
 
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is a Discord channel or person (``dc:…``) — servers are not destinations."""
@@ -136,10 +149,15 @@ class DiscordTransport:
         view = view_of(message)
         extra: dict[str, Any] = {} if view is None else {"view": view}
         extra.update(files_of(message))
-        extra.update(sent_as(message, self.commands(channel_id)))
-        sent = await self._guarded(
-            chat, lambda: self._channel(channel_id).send(allowed_mentions=NO_MENTIONS, **extra)
-        )
+        commands = self.commands(channel_id)
+
+        async def post(embeds: bool) -> discord.Message:
+            shown = sent_as(message, commands, embeds=embeds)
+            return await self._guarded(
+                chat, lambda: self._channel(channel_id).send(allowed_mentions=NO_MENTIONS, **extra, **shown)
+            )
+
+        sent = await self._embed_or_text(channel_id, message, post)
         return str(sent.id)
 
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
@@ -147,8 +165,30 @@ class DiscordTransport:
         components (none when the view has no buttons)."""
         channel_id = await self._channel_id(chat)
         partial = self._channel(channel_id).get_partial_message(int(message_id))
-        shown, view = edited_as(message, self.commands(channel_id)), view_of(message)
-        await self._guarded(chat, lambda: partial.edit(**shown, view=view, allowed_mentions=NO_MENTIONS))
+        commands, view = self.commands(channel_id), view_of(message)
+
+        async def change(embeds: bool) -> None:
+            shown = edited_as(message, commands, embeds=embeds)
+            await self._guarded(chat, lambda: partial.edit(**shown, view=view, allowed_mentions=NO_MENTIONS))
+
+        await self._embed_or_text(channel_id, message, change)
+
+    async def _embed_or_text(
+        self, channel_id: int, message: OutMessage, call: Callable[[bool], Awaitable[_T]]
+    ) -> _T:
+        """``call`` with the table as an embed where the channel lets the bot embed, else as text; a refusal
+        for want of a permission that an embed meets is tried once more as text, and remembered."""
+        since = self._plain.get(channel_id)
+        plain = since is not None and self.clock() - since < PLAIN_RETRY
+        try:
+            return await call(not plain)
+        except Unreachable as exc:
+            cause = exc.__cause__
+            refused = isinstance(cause, discord.Forbidden) and cause.code == MISSING_PERMISSIONS
+            if plain or not refused or not embedded(message):
+                raise
+        self._plain.put(channel_id, self.clock())
+        return await call(False)
 
     async def clear_buttons(self, chat: str, message_id: str) -> None:
         """Remove a message's components (its text stays)."""
