@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -107,7 +108,12 @@ class TableWork:
         self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
         """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
         self.deadline_added = asyncio.Event()
-        """Set when a command schedules a deadline (the deadline loop waits on it)."""
+        """Set when a command schedules a deadline due before :attr:`wake_before` (the deadline loop waits
+        on it)."""
+        self.wake_before = math.inf
+        """While the deadline loop sleeps: the stored deadline it wakes up for at the latest, so that only a
+        deadline due sooner (a machine's move) wakes it — not every turn's timeout, due after the ones it
+        waits for already; infinity while it runs (any new deadline makes it look again)."""
         self._newest: dict[str, int] = {}
         """The newest version of each cached table that this worker has seen."""
 
@@ -238,7 +244,7 @@ class TableWork:
         schedule, stale = _deadline_changes(ctx, loaded.due)
         if not await self._compare_and_set(command.table_id, loaded, schedule, stale):
             return None
-        if schedule:
+        if schedule and min(due for _, due in schedule) < self.wake_before:
             self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
         await self._after_write(shown, ctx.now, () if self.deps.atomic_deadlines else stale)
         return command.outcome(shown.answer_or(answer), views, alert=shown.alert)

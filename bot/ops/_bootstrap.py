@@ -7,6 +7,7 @@ import contextlib
 import gc
 import importlib.metadata
 import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -253,13 +254,16 @@ async def run_deadlines(
         else:
             outage.succeeded()
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        woken = service.tables.deadline_added
+        tables = service.tables
+        woken = tables.deadline_added
         if not woken.is_set():
-            # Sleep until the next deadline, the stop, or a command that schedules a new one.
+            # Sleep until the next deadline, the stop, or a command that schedules one due sooner.
             waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())]
+            tables.wake_before = math.inf if upcoming is None else upcoming
             try:
                 await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
             finally:
+                tables.wake_before = math.inf
                 for waiter in waiters:
                     waiter.cancel()
         woken.clear()

@@ -177,7 +177,7 @@ class RedisTableStore:
                 with contextlib.suppress(Exception):
                     await self.redis.delete(table_key)  # not created after all: nothing names it
                 raise
-        await self.index.reindex(table_id, [("set", self.user_key(user)) for user in users])
+        await self.index.reindex(table_id, [("set", self.user_key(user)) for user in users], written=1)
         return StoredTable(table_id, 1, data)
 
     async def compare_and_set(
@@ -222,11 +222,14 @@ class RedisTableStore:
             raise ChatBusy(table_id, chat_key or "", as_text(reply[1]))
         if status != 1:
             raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
-        if self.cluster:
+        version = int(reply[1])
+        if self.cluster and int(reply[5]):  # the entries this write changed, or that may not all be written
             old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])
             ops = self.layout.index_ops(old_chat, old_users, chat, users, finished=finished)
-            await self.index.reindex(table_id, ops, after)
-        return StoredTable(table_id, int(reply[1]), data)
+            await self.index.reindex(table_id, ops, after, written=version)
+        elif after:
+            await self.index.reindex(table_id, [], after)
+        return StoredTable(table_id, version, data)
 
     async def _give_up_claim(self, table_id: str, chat_key: str) -> None:
         """Cluster: this write did not move the table, so its claim of the chat's entry goes — unless the
