@@ -20,6 +20,7 @@ __all__ = [
     "LUA_DEL_IF",
     "LUA_HDEL_IF",
     "LUA_LIVE",
+    "LUA_MARK_ENTRIES",
 ]
 
 # Shared Lua helpers. del_if: delete KEY only if it still points at TID (never clobber a newer table's index).
@@ -103,6 +104,13 @@ return 0
 LUA_HDEL_IF = """
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
 return 0
+"""
+
+# Cluster. KEYS[1] a table key. Marks the table's entries pending (``ix``, unless marked already) if the table
+# exists, so that its next write writes them all. Returns 1 if it marked them.
+LUA_MARK_ENTRIES = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSETNX', KEYS[1], 'ix', '0')
 """
 
 # KEYS[1] table key, KEYS[2] its deadlines (shard), KEYS[3] its live set (shard); ARGV: inline indexes
