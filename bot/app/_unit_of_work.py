@@ -110,10 +110,13 @@ class TableWork:
         self.deadline_added = asyncio.Event()
         """Set when a command schedules a deadline due before :attr:`wake_before` (the deadline loop waits
         on it)."""
-        self.wake_before = math.inf
+        self.wake_before = -math.inf
         """While the deadline loop sleeps: the stored deadline it wakes up for at the latest, so that only a
-        deadline due sooner (a machine's move) wakes it — not every turn's timeout, due after the ones it
-        waits for already; infinity while it runs (any new deadline makes it look again)."""
+        deadline due sooner (a machine's move, the next deal) wakes it — not every turn's timeout, due after
+        the ones it waits for already. Minus infinity while it runs: then :attr:`soonest_added` counts."""
+        self.soonest_added = math.inf
+        """The soonest deadline scheduled since the deadline loop began its round: if it is due before the
+        next one the loop found (the write landed after it looked), the loop looks again at once."""
         self._newest: dict[str, int] = {}
         """The newest version of each cached table that this worker has seen."""
 
@@ -244,10 +247,17 @@ class TableWork:
         schedule, stale = _deadline_changes(ctx, loaded.due)
         if not await self._compare_and_set(command.table_id, loaded, schedule, stale):
             return None
-        if schedule and min(due for _, due in schedule) < self.wake_before:
-            self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
+        if schedule:
+            self._scheduled(min(due for _, due in schedule))
         await self._after_write(shown, ctx.now, () if self.deps.atomic_deadlines else stale)
         return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
+
+    def _scheduled(self, due: float) -> None:
+        """A write scheduled a deadline: wake this worker's deadline loop if it sleeps past it (a machine may
+        be due soon), or tell it, if it is running its round."""
+        self.soonest_added = min(self.soonest_added, due)
+        if due < self.wake_before:
+            self.deadline_added.set()
 
     async def _compare_and_set(
         self, table_id: str, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]

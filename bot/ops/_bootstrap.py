@@ -235,7 +235,9 @@ async def run_deadlines(
     """
     sweep = DeadlineSweep(service.deps.tables, service.deps.deadlines, interval=sweep_interval, clock=clock)
     outage = OutageLog(log, "deadline loop")
+    tables = service.tables
     while not stop.is_set():
+        tables.soonest_added = math.inf
         try:
             await sweep.run_if_due()
             if drain is not None:
@@ -254,16 +256,18 @@ async def run_deadlines(
         else:
             outage.succeeded()
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        tables = service.tables
+        wake_before = math.inf if upcoming is None else upcoming
         woken = tables.deadline_added
+        if tables.soonest_added < wake_before:  # scheduled during the round, maybe after next_due looked
+            woken.set()
         if not woken.is_set():
             # Sleep until the next deadline, the stop, or a command that schedules one due sooner.
             waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())]
-            tables.wake_before = math.inf if upcoming is None else upcoming
+            tables.wake_before = wake_before
             try:
                 await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                tables.wake_before = math.inf
+                tables.wake_before = -math.inf
                 for waiter in waiters:
                     waiter.cancel()
         woken.clear()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from service_helpers import ANE, BRAIS, GROUP, GROUP2, Harness, english
+from service_helpers import ANE, BRAIS, GROUP, GROUP2, START, Harness, english
 
 from bot.kernel import Outcome
 from bot.ops._bootstrap import run_deadlines
@@ -55,6 +55,42 @@ async def test_the_loop_wakes_for_a_sooner_deadline_only() -> None:
         await settle()  # the first turn (a machine's move, or Ane's timeout) is due before either lobby's
         due = (await h.load(first)).table.due
         assert len(rounds) == 3 and due is not None and rounds[-1] == due <= h.now + 60
+    finally:
+        stop.set()
+        await loop
+
+
+async def test_a_deadline_written_while_the_loop_looked_makes_it_look_again() -> None:
+    """A write that lands during the loop's round, after it read the next due time, is not missed."""
+    deadlines = MemoryDeadlineStore()
+    rounds: list[float | None] = []
+    original = deadlines.next_due
+    h = Harness(deadlines=deadlines, settings=SLOW)
+    await english(h)
+    late_write = asyncio.Event()
+
+    async def racing() -> float | None:
+        upcoming = await original()
+        rounds.append(upcoming)
+        if late_write.is_set():  # another update's write lands right after the loop looked
+            late_write.clear()
+            h.set_time(START - 100)
+            await h.lobby(GROUP2, BRAIS)  # due 100 s before the lobby the loop just found
+        return upcoming
+
+    deadlines.next_due = racing  # type: ignore[method-assign]
+    stop = asyncio.Event()
+
+    async def ignore(outcome: Outcome) -> None:
+        pass
+
+    loop = asyncio.create_task(run_deadlines(h.service, ignore, stop, clock=lambda: h.now, max_sleep=30))
+    try:
+        await settle()
+        late_write.set()
+        await h.lobby(GROUP, ANE)
+        await settle()
+        assert rounds == [None, START + 900, START + 800]
     finally:
         stop.set()
         await loop
