@@ -29,7 +29,7 @@ from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
 from bot.kernel import Outcome, OutMessage, TableState, TableStatus, UserRef
 from bot.leaderboard import GameResult
-from bot.store import DeadlineChanges, StoreError, StoreUnavailable, VersionConflict
+from bot.store import DeadlineChanges, StoredTable, StoreError, StoreUnavailable, VersionConflict
 from bot.table import (
     NOT_NOW,
     Answer,
@@ -63,6 +63,8 @@ class _Command:
     step: Step
     lang: str
     """The language of its answers: the asker's seat's once the table is loaded, else their client's."""
+    current: StoredTable | None = None
+    """The table as stored when this command's write was refused: the next try runs on it, unread."""
 
     def outcome(
         self,
@@ -204,7 +206,7 @@ class TableWork:
         verified = cached is None
         data = ""
         if cached is None:
-            stored = await self.deps.tables.load(table_id)
+            stored, command.current = command.current or await self.deps.tables.load(table_id), None
             if stored is None:
                 return Outcome(answer=say(command.lang, msg.STALE_BUTTON), ok=False)
             version, data = stored.version, stored.data
@@ -245,7 +247,7 @@ class TableWork:
         # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
         views = _stamped(shown.views, loaded.version + 1, ctx.table, begin=True)
         schedule, stale = _deadline_changes(ctx, loaded.due)
-        if not await self._compare_and_set(command.table_id, loaded, schedule, stale):
+        if not await self._compare_and_set(command, loaded, schedule, stale):
             return None
         if schedule:
             self._scheduled(min(due for _, due in schedule))
@@ -260,11 +262,11 @@ class TableWork:
             self.deadline_added.set()
 
     async def _compare_and_set(
-        self, table_id: str, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]
+        self, command: _Command, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]
     ) -> bool:
         """Write the changed table, with its deadlines, if the store still holds the version it was loaded
         at; whether it did. This worker keeps the written copy for the next command (while it plays on)."""
-        table, atomic = loaded.ctx.table, self.deps.atomic_deadlines
+        table_id, table, atomic = command.table_id, loaded.ctx.table, self.deps.atomic_deadlines
         if not atomic:
             # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
             for key, due in schedule:
@@ -280,8 +282,9 @@ class TableWork:
                 finished=finished,
                 deadlines=DeadlineChanges(schedule, stale) if atomic else None,
             )
-        except VersionConflict:
+        except VersionConflict as conflict:
             self._newest.pop(table_id, None)
+            command.current = conflict.current
             return False
         if finished:
             self._newest.pop(table_id, None)

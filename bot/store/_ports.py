@@ -155,13 +155,22 @@ class VersionConflict(StoreError):
     """
 
     def __init__(
-        self, table_id: str, expected: int | None, actual: int | None, message: str | None = None
+        self,
+        table_id: str,
+        expected: int | None,
+        actual: int | None,
+        message: str | None = None,
+        *,
+        current: StoredTable | None = None,
     ) -> None:
         found = "no table" if actual is None else f"version {actual}"
         super().__init__(message or f"table {table_id!r}: expected version {expected}, found {found}")
         self.table_id = table_id
         self.expected = expected
         self.actual = actual
+        self.current = current
+        """The table as stored when the write was refused, if the store read it then (a retry of the step
+        runs on it without a read of its own: with several workers, one worker's copy is often stale)."""
 
 
 class TableNotFound(StoreError, LookupError):

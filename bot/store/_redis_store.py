@@ -223,8 +223,11 @@ class RedisTableStore:
         status = int(reply[0])
         if status == -2:
             raise ChatBusy(table_id, chat_key or "", as_text(reply[1]))
+        if status == 0:  # (the table as it is now comes with the refusal: a retry needs no read)
+            current = StoredTable(table_id, int(reply[1]), as_text(reply[2]))
+            raise VersionConflict(table_id, expected_version, current.version, current=current)
         if status != 1:
-            raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
+            raise VersionConflict(table_id, expected_version, None)
         version = int(reply[1])
         if self.cluster and int(reply[5]):  # the entries this write changed, or that may not all be written
             old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])

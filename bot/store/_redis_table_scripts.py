@@ -113,16 +113,16 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 return redis.call('HSETNX', KEYS[1], 'ix', '0')
 """
 
-# KEYS[1] table key, KEYS[2] its deadlines (shard), KEYS[3] its live set (shard); ARGV: inline indexes
-# ('1': single server, the script keeps the chat and user indexes; '0': cluster, the caller does), prefix,
-# table id, expected version, data, has chat ('1'/'0'), chat key, finished ('1'/'0'), ttl seconds,
-# n (deadlines to schedule), n × (key, due), m (to cancel), m × key, user keys... Deadlines change only if
-# the write does. Returns {1, new version, old chat, old users (JSON), chat, entries} ('' for no chat),
-# {0, current version} on conflict, {-1} if the table does not exist, and (inline only) {-2, other id} if the
-# table would move to a chat whose entry names another live table (nothing written; on a cluster the store
-# claims that entry before the script). ``entries`` (cluster only, else 0) is 1 if the caller must write the
-# index entries: the write finishes or reopens the table, changes its chat or its users, is the first after
-# its create, or follows a write whose entries may not all be written (``ix`` is set); the script then sets
+# KEYS[1] table key, KEYS[2] its deadlines (shard), KEYS[3] its live set (shard); ARGV: inline indexes ('1':
+# single server, the script keeps the chat and user indexes; '0': cluster, the caller does), prefix, table
+# id, expected version, data, has chat ('1'/'0'), chat key, finished ('1'/'0'), ttl seconds, n (deadlines to
+# schedule), n × (key, due), m (to cancel), m × key, user keys... Deadlines change only if the write does.
+# Returns {1, new version, old chat, old users (JSON), chat, entries} ('' for no chat), {0, current version,
+# current data} on conflict, {-1} if the table does not exist, and (inline only) {-2, other id} if the table
+# would move to a chat whose entry names another live table (nothing written; on a cluster the store claims
+# that entry before the script). ``entries`` (cluster only, else 0) is 1 if the caller must write the index
+# entries: the write finishes or reopens the table, changes its chat or its users, is the first after its
+# create, or follows a write whose entries may not all be written (``ix`` is set); the script then sets
 # ``ix`` to the new version. A write adds the table to the live set and makes it persistent only when it
 # reopens a finished table or, on a cluster, may complete a pending create (a table at version 1, or one
 # whose entries are pending): no command for what is there already.
@@ -135,7 +135,7 @@ local has_chat, finished, ttl = ARGV[6] == '1', ARGV[8] == '1', ARGV[9]
 local before = redis.call('HMGET', tkey, 'v', 'chat', 'users', 'fin', 'ix')
 local cur, old_chat, old_users_json, pending = before[1], before[2], before[3], before[5]
 if not cur then return {-1} end
-if cur ~= expected then return {0, tonumber(cur)} end
+if cur ~= expected then return {0, tonumber(cur), redis.call('HGET', tkey, 'data')} end
 local newv = tonumber(cur) + 1
 -- A finished table left the live set and expires: a write that reopens it puts it back and keeps it.
 local reopened = before[4] ~= '0'
