@@ -11,7 +11,7 @@ import logging
 import sys
 import urllib.parse
 from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic_settings import BaseSettings
 
@@ -24,6 +24,9 @@ from adapters.web.settings import WebSettings
 from bot.i18n import translator
 from bot.i18n.markers import N_
 from bot.ops import Settings, SettingsInvalid, holds_save, musbot_version, older_save, read_settings
+
+if TYPE_CHECKING:
+    from adapters.discord.settings import DiscordSettings
 
 S = TypeVar("S", bound=BaseSettings)
 
@@ -180,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return console_lessons.run(args, settings)
     from adapters.discord.settings import DiscordSettings
-    from adapters.runner import run
+    from adapters.runner import run, web_access
     from adapters.telegram.settings import TelegramSettings
 
     if args.command == "web":
@@ -192,23 +195,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(
             settings.log_level, "%(asctime)s %(levelname)s %(name)s: %(message)s", secrets=hidden
         )
-        return web_run.run(args, settings, web_settings, bot_token)
+        return web_run.run(args, settings, web_settings, bot_token, web_access(web_settings, telegram))
 
+    if args.command == "discord-sync":  # the core's store and Discord's settings: nothing of other platforms
+        discord_only = _read(DiscordSettings, problems)
+        if settings is None or discord_only is None:
+            return _invalid(problems)
+        return _discord_sync(settings, discord_only)
     telegram, discord_settings = _read(TelegramSettings, problems), _read(DiscordSettings, problems)
     web_settings = _read(WebSettings, problems)
     if settings is None or telegram is None or discord_settings is None or web_settings is None:
         return _invalid(problems)
-    if args.command == "discord-sync":
-        from adapters.discord.sync import sync_now
-
-        token = discord_settings.token
-        configure_logging(  # (one line of its own on stdout says what it did)
-            settings.log_level if "log_level" in settings.model_fields_set else PLAY_LOG_LEVEL,
-            "%(levelname)s %(name)s: %(message)s",
-            secrets=[] if token is None else [token.get_secret_value()],
-        )
-        return sync_now(settings, discord_settings)
     return run(settings, telegram, discord_settings, web_settings)
+
+
+def _discord_sync(settings: Settings, discord_settings: DiscordSettings) -> int:
+    """``musbot discord-sync``: its log lines without the token; one line of its own on stdout."""
+    from adapters.discord.sync import sync_now
+
+    token = discord_settings.token
+    configure_logging(
+        settings.log_level if "log_level" in settings.model_fields_set else PLAY_LOG_LEVEL,
+        "%(levelname)s %(name)s: %(message)s",
+        secrets=[] if token is None else [token.get_secret_value()],
+    )
+    return sync_now(settings, discord_settings)
 
 
 def _with_older_save(args: argparse.Namespace, settings: Settings) -> Settings:

@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
 from adapters.web.settings import WebSettings
+from bot.kernel import WebAccess
 from bot.ops import (
     App,
     DeadlineLoop,
@@ -62,7 +63,10 @@ async def serve(
         print(NO_TOKEN, file=sys.stderr)
         return 2
     try:
-        app = await build_app(settings)
+        # A bot with a web table announces its writes to it, whether this process or another serves it.
+        app = await build_app(
+            settings, web_notices=web_settings is not None and web_settings.secret is not None
+        )
     except StartupError as exc:
         return _failed(exc, telegram, discord_settings, web_settings)
     # Which version each worker runs, in its log (during a rolling upgrade, both show) — once Redis answered,
@@ -77,6 +81,7 @@ async def serve(
     health: HealthServer | None = None
     try:
         health = await _start_health(app, settings, telegram, discord_settings)
+        app.service.deps.web = web_access(web_settings, telegram)
         await _start_platforms(app, settings, telegram, discord_settings, deadlines, stoppers, health)
         await _start_web(app, web_settings, telegram, deadlines, stoppers)
         # What a previous process still had queued when it died is lost: show the recent tables as they are
@@ -191,9 +196,10 @@ async def _start_web(
     deadlines: DeadlineLoop,
     stoppers: list[Callable[[], Awaitable[None]]],
 ) -> None:
-    """The web table beside the chats, when ``WEB_SECRET`` is set: a press on a page changes the chats'
-    messages too (the deadline loop's deliveries); a Mini App's initData is checked with the bot's token."""
-    if web_settings is None or web_settings.secret is None:
+    """The web table beside the chats, when ``WEB_SECRET`` is set (unless ``WEB_SERVE=false``): a press on a
+    page changes the chats' messages too (the deadline loop's deliveries); a Mini App's initData is checked
+    with the bot's token."""
+    if web_settings is None or web_settings.secret is None or not web_settings.serve:
         return
     from adapters.web.run import start_web
 
@@ -202,9 +208,22 @@ async def _start_web(
     running = await start_web(
         app.service, web_settings, secret, telegram_token=token, on_outcome=deadlines.on_outcome
     )
-    deadlines.watchers.append(running.hub.poke)  # what a deadline changed reaches the pages at once
     stoppers.append(running.stop)
     log.info("web table on %s:%d", web_settings.host, running.port)
+
+
+def web_access(web_settings: WebSettings | None, telegram: TelegramSettings) -> WebAccess | None:
+    """How the chats lead to the web table (none unless it is served at a public address): every platform's
+    door, whichever this process serves — a deadline fired here draws another platform's views too."""
+    from adapters.discord.web_links import open_door as discord_door
+    from adapters.telegram.mini_app import open_door as telegram_door
+
+    web = None if web_settings is None else web_settings.access()
+    discord_door(web)
+    door = telegram_door(web)
+    if door is not None and not door.app and telegram.token is not None:
+        log.warning("WEB_PUBLIC_URL is not https://: Telegram opens no web app, its chats show no way there")
+    return web
 
 
 async def _now(value: bool) -> bool:

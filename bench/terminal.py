@@ -4,7 +4,9 @@
 
 - replaying a hand for the move feed: the player's view after every entry of the journal of a finished
   hand (what the feed does when a press brings a whole run of moves), per hand and per entry;
-- the lines of each step (what changed between two consecutive views), per step.
+- the lines of each step (what changed between two consecutive views), per step;
+- breaking the feed's last 300 lines into lines of the feed's width (30 columns at 80x24), never at a
+  no-break space (:mod:`adapters.console.screen.wrap`): done once per move shown, and per resize.
 
 Machine-only hands with baseline players, on one core. The pause between two moves is 0.7 s: any figure
 here far below that leaves the feed's pace to the pause, not to the work.
@@ -21,7 +23,11 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from textual.content import Content
+
 from adapters.console.screen.feed import step_lines, view_before, views_after
+from adapters.console.screen.table import FEED_KEPT
+from adapters.console.screen.wrap import broken
 from bot.i18n import translator
 from bot.kernel import Seat, TableState
 from engine.ai import BaselinePlayer
@@ -59,7 +65,7 @@ def main() -> None:
     table = TableState(id="benchtab", chat="bench", creator="console:you", lang="es")
     table.seats = [Seat(user="console:you", name="Ane", lang="es"), *(Seat(machine=True) for _ in range(3))]
     t = translator("es")
-    per_hand, per_step, entries = [], [], []
+    per_hand, per_step, entries, feed = [], [], [], []
     for hand in hands:
         started = time.perf_counter()
         views = views_after(hand, 0, 1)
@@ -68,7 +74,7 @@ def main() -> None:
         before = view_before(hand, 0, 0)
         for view in views:
             started = time.perf_counter()
-            step_lines(t, table, before, view)
+            feed.extend(step_lines(t, table, before, view).lines)
             per_step.append(time.perf_counter() - started)
             before = view
     total_entries = sum(entries)
@@ -82,6 +88,16 @@ def main() -> None:
     print(
         f"lines of one step: mean {statistics.mean(per_step) * 1e6:.0f} µs, "
         f"p99 {sorted(per_step)[int(len(per_step) * 0.99) - 1] * 1e6:.0f} µs"
+    )
+    shown = Content("\n".join(feed[-FEED_KEPT:]))
+    runs = []
+    for _ in range(50):
+        started = time.perf_counter()
+        broken(shown, 30)
+        runs.append(time.perf_counter() - started)
+    print(
+        f"the feed's last {FEED_KEPT} lines broken at 30 columns (once per move shown): "
+        f"mean {statistics.mean(runs) * 1e3:.2f} ms, max {max(runs) * 1e3:.2f} ms"
     )
 
 

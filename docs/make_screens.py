@@ -5,7 +5,9 @@
 Two people (Ane, Brais) and two machine players at a group table, played through the real
 :class:`bot.app._service.Service` on in-memory stores, with a fixed seed: the captures are what the Telegram
 adapter would send (group table, private hand, the count), in each of the six languages: one read of the page
-tells whether a hand reads naturally to a player of that language (see docs/translating.md).
+tells whether a hand reads naturally to a player of that language (see docs/translating.md). The table
+waiting for an answer is shown once more as Discord draws it: an embed (:mod:`adapters.discord.embeds`) with
+its buttons in Discord's rows.
 
 The page is written with ``PYTHONHASHSEED=0``, so that nothing hashed (a set of strings, say) can make two
 runs differ: the same code writes the same page, and a diff of ``docs/screens.md`` shows what a change of code
@@ -22,6 +24,8 @@ from pathlib import Path
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from adapters.discord.embeds import embed_of
+from adapters.discord.layout import arrange, written
 from bot.app import Service, ServiceDeps
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.kernel import ChatRef, Outcome, OutMessage, UserRef, parse_token
@@ -63,6 +67,19 @@ def render(message: OutMessage) -> str:
     return "\n".join([message.text, *rows])
 
 
+def render_discord(message: OutMessage) -> str:
+    """A table's message as Discord shows it: the embed (its coloured edge drawn as ▌, the title first) and
+    its buttons in Discord's rows (a menu for what five rows cannot hold)."""
+    embed = embed_of(message, written(message))
+    edge = "▌"
+    lines = [f"(embed, edge #{embed.colour.value if embed.colour else 0:06x})", f"{edge} {embed.title}"]
+    lines.extend(f"{edge} {line}" for line in (embed.description or "").split("\n"))
+    buttons, menus = arrange(message.buttons)
+    lines.extend(" ".join(f"[{b.label}]" for b in row) for row in buttons)
+    lines.extend(f"[menu: {', '.join(b.label for b in menu)}]" for menu in menus)
+    return "\n".join(lines)
+
+
 async def capture(lang: str) -> list[tuple[str, str]]:
     """Play the seeded hand in ``lang``; the captures (key, text) worth showing."""
     clock = [1_000_000.0]
@@ -96,7 +113,7 @@ async def capture(lang: str) -> list[tuple[str, str]]:
     rng = random.Random(SEED)
     stake = translator(lang).gettext(STAKE).split("{")[0]  # "At stake: ", "En juego: "…
     shots: list[tuple[str, str]] = []
-    stake_shot = discard_shot = None
+    stake_shot = discard_shot = discord_shot = None
     for _ in range(400):
         table = await service.load_table(opened.table or "")
         assert table is not None
@@ -105,8 +122,8 @@ async def capture(lang: str) -> list[tuple[str, str]]:
         view = screen.latest.get(("table", group.key))
         codes = {} if view is None else {parse_token(b.token).code: b.token for r in view.buttons for b in r}
         on_turn = next((k for k, u in users.items() if table.seat_of(k) == _turn(table)), None)
-        if view is not None and stake in view.text:
-            stake_shot = stake_shot or render(view)
+        if view is not None and stake in view.text and stake_shot is None:
+            stake_shot, discord_shot = render(view), render_discord(view)
         for key in users:  # discards: pick two cards privately and confirm
             private = screen.latest.get(("hand", key))
             if private is None:
@@ -141,6 +158,8 @@ async def capture(lang: str) -> list[tuple[str, str]]:
     final_table = screen.at_showdown[("table", group.key)]
     if stake_shot:
         shots.append(("stake", stake_shot))
+    if discord_shot:
+        shots.append(("discord", discord_shot))
     if discard_shot:
         shots.append(("discard", discard_shot))
     shots.append(("table", render(final_table)))
@@ -164,6 +183,7 @@ def _turn(table: object) -> int | None:
 
 TITLES = {
     "stake": "The group table while a bet waits for an answer (the stake, every word said so far)",
+    "discord": "The same table on Discord: an embed, its edge coloured by the phase, the clock live",
     "discard": "A private hand during the discards (each button names its card)",
     "table": "The group table at the end of the hand: the whole story, kept until the count",
     "showdown": "The count: every hand shown, each line with its reasons",
@@ -177,7 +197,8 @@ async def main() -> None:
         "# Screens\n",
         "Text captures of a real seeded game (two people, two machine players), written by "
         "`python docs/make_screens.py` through the bot's own service: what a Telegram group and a player's "
-        "private chat show. Buttons are shown in brackets. The same seed deals the same cards in every "
+        "private chat show, and the table once more as a Discord channel shows it (an embed). Buttons are "
+        "shown in brackets. The same seed deals the same cards in every "
         "language, so the sections read side by side. The same game on other surfaces: the web table with "
         "real cards ([web.md](web.md), screenshots at phone size), the full-screen terminal "
         "([terminal-fullscreen.md](terminal-fullscreen.md)) and its line mode "

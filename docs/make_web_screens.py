@@ -1,9 +1,11 @@
 """Write the web table's screenshots into ``docs/`` (``docs/web-<lang>-<phase>.png``, linked from
 ``docs/web.md``): ``musbot play --web`` as a process, headless Chromium at phone size (420×860), a person's
 page played through the phases (the mus, a card picked to discard, a bet waiting on the stepper, the count)
-and a spectator's page beside it, in Spanish and in English.
+and a spectator's page beside it, and the replay of a kept match (``musbot play --auto --seed 3``, paused on
+its first bet), in Spanish and in English.
 
     python docs/make_web_screens.py          # needs /usr/bin/chromium and /usr/bin/chromedriver
+    python docs/make_web_screens.py replay   # only the replay's pictures
 
 The deal is the machine's chance (the solo game draws its own cards): each run shows other cards, the same
 phases.
@@ -21,10 +23,14 @@ sys.path[0] = str(ROOT)
 sys.path.insert(1, str(ROOT / "tests"))
 
 from e2e.web_browser import (  # (the browser tests' own driver: the pictures are what they check)
+    SoloWeb,
+    auto_match,
     browser_missing,
     chrome,
     click,
     page_state,
+    replay_link,
+    replay_state,
     spectator_link,
     start_solo,
     wait_for,
@@ -47,18 +53,43 @@ def changed(driver: Any, before: dict[str, Any], what: str = "a change") -> None
     wait_for(lambda: page_state(driver) != before, timeout=30, what=what)
 
 
-def capture(lang: str) -> None:
-    """Play the solo game in ``lang`` from its page until every phase has its picture."""
+def shoot_replay(driver: Any, solo: SoloWeb, table: str, lang: str) -> None:
+    """The replay of ``table``'s kept match, paused on the first move that leaves a bet at stake."""
+    driver.get(replay_link(solo, table, lang=lang))
+    wait_for(lambda: replay_state(driver)["shown"], what="the replay")
+    click(driver, "#replay-play")
+    wait_for(lambda: replay_state(driver)["playing"] == "0", what="the replay paused")
+    click(driver, "#replay-previous" if replay_state(driver)["hand"] != "1" else "#replay-back")
+    wait_for(lambda: replay_state(driver)["hand"] == "1", what="the first hand")
+    while True:
+        state = replay_state(driver)
+        stake = driver.execute_script("return document.getElementById('stake').textContent")
+        if stake or state["at"] >= state["total"] - 1:
+            break
+        click(driver, "#replay-forward")
+        wait_for(lambda at=state["at"] + 1: replay_state(driver)["at"] == at, what="a move forward")
+    driver.save_screenshot(str(OUT / f"web-{lang}-replay.png"))
+    print(f"wrote docs/web-{lang}-replay.png")
+
+
+def capture(lang: str, only_replay: bool = False) -> None:
+    """Play the solo game in ``lang`` from its page until every phase has its picture (unless
+    ``only_replay``), then replay a kept match."""
     with tempfile.TemporaryDirectory() as data:
+        table = auto_match(Path(data))
         solo = start_solo(Path(data), lang=lang, pause=0.3)
-        driver = chrome()
+        driver = chrome(lang=lang)
         try:
+            if only_replay:
+                shoot_replay(driver, solo, table, lang)
+                return
             driver.get(solo.link)
             player = driver.current_window_handle
             wait_for(lambda: len(page_state(driver)["cards"]) == 4, what="the first hand")
             taken: set[str] = set()
             for _ in range(400):
                 if taken >= set(PHASES):
+                    shoot_replay(driver, solo, table, lang)
                     return
                 state = wait_for(lambda: (s := page_state(driver))["live"] == "1" and s, timeout=30)
                 if state["over"]:
@@ -104,16 +135,16 @@ def capture(lang: str) -> None:
             solo.stop()
 
 
-def main() -> int:
-    """Both languages' pictures; 1 where no browser can take them."""
+def main(argv: list[str]) -> int:
+    """Both languages' pictures (``replay``: the replay's only); 1 where no browser can take them."""
     missing = browser_missing()
     if missing:
         print(f"cannot take the screenshots: {missing}", file=sys.stderr)
         return 1
     for lang in ("es", "en"):
-        capture(lang)
+        capture(lang, only_replay=argv == ["replay"])
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -9,6 +9,7 @@ reshuffle, so that a replay is exact.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -108,6 +109,26 @@ def apply_entry(hand: Hand, entry: Entry) -> None:
         hand.catch_sena(seat, int(rest), at)
     else:
         hand.act(seat, parse_action(word))
+
+
+def hand_after(record: HandRecord, entries: int) -> Hand:
+    """The hand as it stood after the first ``entries`` entries of its record (0: as dealt; more than the
+    record holds: as it ends). Every surface that shows a hand move by move (the web table's pages, a
+    replay of a kept match, the terminal's feed) steps through a record with this, never on its own."""
+    hand = start_hand(record)
+    for entry in record.actions[: max(0, entries)]:
+        apply_entry(hand, entry)
+    return hand
+
+
+def hand_steps(record: HandRecord, first: int = 1) -> Iterator[tuple[int, Hand]]:
+    """The hand after each entry of its record from the ``first``-th on (1-based), with how many entries
+    it has taken: one replay for a whole run of moves. The same :class:`Hand` is advanced in place, so a
+    caller reads what it needs of it (a view) before asking for the next step."""
+    hand = hand_after(record, first - 1)
+    for done in range(max(1, first), len(record.actions) + 1):
+        apply_entry(hand, record.actions[done - 1])
+        yield done, hand
 
 
 def replay(record: HandRecord, rng: random.Random | None = None) -> Hand:

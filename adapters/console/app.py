@@ -174,7 +174,7 @@ async def _play_on(
             await table.show(fired)
         await app.service.tables.drain_results()
         state = await _settle(table, replacement, table_id, t)
-        if state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
+        if state is not None and state.finished:
             print(f"\n{t.gettext(THE_END if not replacement.pending else saves.NEW_CANCELLED)}", file=out)
             return True
         source.drop_typed_ahead()  # keys pressed while the machines played must not pick a button

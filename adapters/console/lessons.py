@@ -49,7 +49,7 @@ class LessonScreen:
             print(f"» {terminal_terms(outcome.answer)}", file=self.out)
         for message in outcome.messages:
             self.text = plain(message)
-            self.buttons = [b for row in message.buttons for b in row]
+            self.buttons = [b for row in message.buttons for b in row if not b.opens]
             self.draw()
 
     def draw(self) -> None:

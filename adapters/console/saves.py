@@ -94,7 +94,7 @@ async def open_tables(service: Service) -> list[Saved]:
         chat = terminal_chat(key)
         table_id = await service.table_of_chat(chat)
         state = await service.load_table(table_id) if table_id else None
-        if state is not None and state.status in (TableStatus.LOBBY, TableStatus.PLAYING):
+        if state is not None and not state.finished:
             found.append(Saved(chat, state))
     found.sort(key=lambda s: (s.table.status is TableStatus.PLAYING, s.table.created_at), reverse=True)
     return found

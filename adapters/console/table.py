@@ -134,7 +134,8 @@ class ConsoleTable:
         for key in _STANDING_SLOTS:
             message = self.latest.get(key)
             if message is not None:
-                buttons.extend(b for row in message.buttons for b in row if code_of(b) not in _HIDDEN_CODES)
+                shown = (b for row in message.buttons for b in row if code_of(b) not in _HIDDEN_CODES)
+                buttons.extend(b for b in shown if not b.opens)  # (a link opens an address: not a terminal's)
         return buttons
 
     def button(self, code: str) -> Button | None:

@@ -32,7 +32,7 @@ from adapters.discord.layout import NO_MENTIONS
 from adapters.discord.permissions import POST_NEEDS, missing_for_table
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
-from bot.kernel import ChatRef, Outcome, OutMessage, UserRef
+from bot.kernel import ChatRef, LruCache, Outcome, OutMessage, UserRef
 
 if TYPE_CHECKING:
     from adapters.discord.interactions import DiscordHandlers
@@ -45,12 +45,15 @@ CANNOT_POST = _(
     "/mus newgame."
 )
 NO_LONGER_POST = _(
-    "I can no longer post in this channel: a server admin took View Channel or Send Messages away from me. "
-    "The table waits here until I have them again; then press any button of the table or type /mus newgame."
+    "I can no longer post in this channel: a server admin took View Channel, Send Messages or Embed Links "
+    "away from me. The table waits here until I have them again; then press any button of the table or "
+    "type /mus newgame."
 )
 #: How long after its press an interaction may still carry a follow-up (Discord: 15 minutes), with a margin.
 FOLLOW_UP_WINDOW = dt.timedelta(minutes=14)
-#: Channels whose last press is remembered at most (then forgotten at once: at worst nobody is followed up).
+#: Channels whose last press is remembered at most. Past it the channel pressed least recently is forgotten
+#: (an idle one's, whose press's token has most likely expired anyway): if that channel then refuses a post,
+#: nobody is followed up at once, and each player is told at their next press there instead.
 MAX_REMEMBERED = 10_000
 
 
@@ -64,18 +67,17 @@ def cannot_post(user: UserRef, missing: list[str]) -> str:
 class LastPresses:
     """The last press in each channel, whose token can still carry a follow-up to its presser."""
 
-    def __init__(self) -> None:
-        self._presses: dict[str, tuple[discord.Interaction[Any], UserRef]] = {}
+    def __init__(self, capacity: int = MAX_REMEMBERED) -> None:
+        """Remember the last press of at most ``capacity`` channels."""
+        self._presses: LruCache[str, tuple[discord.Interaction[Any], UserRef]] = LruCache(capacity)
 
     def note(self, chat: str, interaction: discord.Interaction[Any], user: UserRef) -> None:
         """``user`` pressed something in ``chat`` (a channel key)."""
-        if len(self._presses) >= MAX_REMEMBERED and chat not in self._presses:
-            self._presses.clear()
-        self._presses[chat] = (interaction, user)
+        self._presses.put(chat, (interaction, user))
 
     def take(self, chat: str) -> tuple[discord.Interaction[Any], UserRef] | None:
         """The last press in ``chat`` if a follow-up can still reach its presser (then forgotten)."""
-        last = self._presses.pop(chat, None)
+        last = self._presses.pop(chat)
         if last is None or discord.utils.utcnow() - last[0].created_at > FOLLOW_UP_WINDOW:
             return None
         return last

@@ -99,10 +99,10 @@ class MusClient(discord.AutoShardedClient):
         **options: Any,
     ) -> None:
         """A client for ``service``; ``surfaces`` remembers which message shows what, ``marks`` which
-        commands were last synced, ``leases`` whose turn it is to IDENTIFY (both in this process only, when
-        not given); the delivery's calls are drawn from ``calls``, the bot's budget every worker shares
-        (``None``: discord.py's own limits only); ``options`` go to discord.py (tests shorten
-        ``guild_ready_timeout``)."""
+        commands were last synced and who was told their direct messages are closed, ``leases`` whose turn
+        it is to IDENTIFY (both in this process only, when not given); the delivery's calls are drawn from
+        ``calls``, the bot's budget every worker shares (``None``: discord.py's own limits only); ``options``
+        go to discord.py (tests shorten ``guild_ready_timeout``)."""
         # The bot never speaks in voice channels: no warning about voice libraries it does not need.
         discord.VoiceClient.warn_nacl = False
         discord.VoiceClient.warn_dave = False
@@ -119,7 +119,9 @@ class MusClient(discord.AutoShardedClient):
             **options,
         )
         self.settings = settings
-        self.transport = PrivateHands(DiscordTransport(self, commands=self.written_in), surfaces, service)
+        marks = marks or MemoryMarks()
+        inner = DiscordTransport(self, commands=self.written_in)
+        self.transport = PrivateHands(inner, surfaces, service, marks)
         # Discord's 50 requests a second are the bot's, whatever the number of workers: one budget.
         token = "" if settings.token is None else settings.token.get_secret_value()
         bot = f"dc:{token.partition('.')[0]}"  # the token's public part: the bot's id
@@ -144,7 +146,7 @@ class MusClient(discord.AutoShardedClient):
         self.paths = command_paths(self.tree)
         """Each command's top-level command and path: the tree is fixed from here on (not walked per post)."""
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
-        self.command_sync = CommandSync(self.tree, marks or MemoryMarks(), settings.guild_ids)
+        self.command_sync = CommandSync(self.tree, marks, settings.guild_ids)
         self.commands = Registered()
         """The commands as Discord has them (their ids, for mentions), once logged in."""
         self.identify_gate = IdentifyGate(leases or MemoryLeases())

@@ -12,6 +12,8 @@ speak (Spanish, French, Brazilian Portuguese — Basque and Galician servers cho
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import discord
@@ -21,13 +23,14 @@ from discord.app_commands import Choice, locale_str
 from adapters.discord import lessons
 from adapters.discord.ids import language_of
 from adapters.discord.interactions import DiscordHandlers
+from adapters.discord.mentions import commands_in
 from adapters.discord.permissions import missing_for_table, missing_text, moderates
 from adapters.discord.private_hands import DMS, DMS_OFF, DMS_ON
 from bot.app import COMMAND_LIST
 from bot.i18n import LANGUAGE_NAMES, LANGUAGES, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
-from bot.kernel import ChatRef, Outcome, UserRef
+from bot.kernel import ChatRef, Outcome, OutMessage, UserRef
 from bot.store import StoreUnavailable
 
 _ = N_
@@ -44,6 +47,12 @@ DMS_OPTION = _("True: by direct message too; False: only under My cards")
 CONTEXTS = app_commands.AppCommandContext(guild=True, dm_channel=True, private_channel=False)
 INSTALLS = app_commands.AppInstallationType(guild=True, user=False)
 LESSON_DESCRIPTION = _("Which lesson, 1 to 10; leave it empty to go on where you were")
+# Translators: a line of /mus help after the server language; {command} is the command (/mus language).
+HELP_OWN_LANGUAGE = _("{command} — your own language: your cards and what only you see")
+# Translators: a line of /mus help; {command} is the command, e.g. /mus dms.
+HELP_DMS = _("{command} — your cards by direct message too, or only under 🂠 My cards")
+#: The line of the core's help that the personal commands follow (each of its lines begins with its command).
+LANGUAGE_LINE = "/language"
 DESCRIPTIONS: dict[str, str] = dict(COMMAND_LIST)
 
 
@@ -82,6 +91,24 @@ def _own_chat(user: UserRef) -> ChatRef:
     return ChatRef(user.key, private=True, title=user.name)
 
 
+def with_personal_commands(outcome: Outcome, lang: str, written: Mapping[str, str] | None) -> Outcome:
+    """The core's ``/help`` with the commands Discord adds, each person's own: ``/mus language`` and
+    ``/mus dms``, after the server's language (``written``: how commands are written where it is shown,
+    :func:`adapters.discord.mentions.names`; the paths as typed without it)."""
+    t = translator(lang)
+    added = [
+        t.format(HELP_OWN_LANGUAGE, command=(written or {}).get("mus language", "/mus language")),
+        t.format(HELP_DMS, command=(written or {}).get("dms", "/mus dms")),
+    ]
+
+    def extended(view: OutMessage) -> OutMessage:
+        lines = view.text.split("\n")
+        at = next((i + 1 for i, line in enumerate(lines) if line.startswith(LANGUAGE_LINE)), len(lines))
+        return replace(view, text="\n".join([*lines[:at], *added, *lines[at:]]))
+
+    return replace(outcome, messages=tuple(extended(m) if m.slot == "help" else m for m in outcome.messages))
+
+
 def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
     """The ``/mus`` group, each command calling the service through ``handlers``."""
     service = handlers.service
@@ -94,7 +121,7 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
 
     async def _has_table(chat: ChatRef) -> bool:
         try:
-            return await service.deps.tables.table_for_chat(chat.key) is not None
+            return await service.table_of_chat(chat) is not None
         except StoreUnavailable:
             return False  # (refused all the same: no table opens where it cannot be posted)
 
@@ -144,6 +171,8 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
             lang = await service.chats.language_of(_own_chat(user), user)
             if not kept:
                 return Outcome(answer=translator(lang).gettext(msg.STORE_UNAVAILABLE), ok=False)
+            if on:  # (closed DMs are told again, once, after this)
+                await handlers.hands.asked_for_dms(user.key)
             return Outcome(answer=translator(lang).gettext(DMS_ON if on else DMS_OFF))
 
         await handlers.command(interaction, work, personal=True)
@@ -168,6 +197,11 @@ def mus_group(handlers: DiscordHandlers) -> app_commands.Group:
 
     @group.command(name="help", description=_describe("help"))
     async def help_(interaction: discord.Interaction[Any]) -> None:
-        await handlers.command(interaction, service.chats.help)
+        async def work(chat: ChatRef, user: UserRef) -> Outcome:
+            helped = await service.chats.help(chat, user)
+            lang = await service.chats.language_of(chat, user)
+            return with_personal_commands(helped, lang, commands_in(interaction))
+
+        await handlers.command(interaction, work)
 
     return group

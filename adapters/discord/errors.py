@@ -24,8 +24,9 @@ from discord import app_commands
 
 from adapters.discord.ids import user_ref
 from adapters.discord.layout import NO_MENTIONS
+from adapters.discord.permissions import permission_names
+from bot.i18n import Translator, normalize_language, translator
 from bot.i18n import common as msg
-from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
 
 log = logging.getLogger(__name__)
@@ -49,35 +50,23 @@ OUT_OF_DATE = (
     app_commands.CommandSignatureMismatch,
     app_commands.TransformerError,
 )
-#: Discord's names of the permissions discord.py reports by their attribute (the rest are title-cased).
-PERMISSION_NAMES = {
-    "manage_guild": "Manage Server",
-    "view_channel": "View Channels",
-    "read_messages": "View Channels",
-    "send_messages_in_threads": "Send Messages in Threads",
-}
 
 
-def permission_names(names: list[str]) -> str:
-    """``["manage_guild", "embed_links"]`` as Discord names them: ``Manage Server, Embed Links``."""
-    return ", ".join(PERMISSION_NAMES.get(n, n.replace("_", " ").title()) for n in names)
-
-
-def explain(error: Exception) -> tuple[str, dict[str, Any]]:
-    """What to tell the person about ``error``: a msgid and its values."""
+def explain(error: Exception, t: Translator) -> str:
+    """What to tell the person about ``error``, in ``t``'s language."""
     if isinstance(error, OUT_OF_DATE):
-        return COMMAND_CHANGED, {}
+        return t.gettext(COMMAND_CHANGED)
     if isinstance(error, app_commands.MissingPermissions):
-        return YOU_NEED, {"permissions": permission_names(error.missing_permissions)}
+        return t.format(YOU_NEED, permissions=permission_names(t, error.missing_permissions))
     if isinstance(error, app_commands.BotMissingPermissions):
-        return I_NEED, {"permissions": permission_names(error.missing_permissions)}
+        return t.format(I_NEED, permissions=permission_names(t, error.missing_permissions))
     if isinstance(error, app_commands.NoPrivateMessage):
-        return SERVER_ONLY, {}
+        return t.gettext(SERVER_ONLY)
     if isinstance(error, app_commands.CommandOnCooldown):
-        return SLOW_DOWN, {}
+        return t.gettext(SLOW_DOWN)
     if isinstance(error, app_commands.CheckFailure):
-        return NOT_ALLOWED, {}
-    return msg.INTERNAL_ERROR, {}
+        return t.gettext(NOT_ALLOWED)
+    return t.gettext(msg.INTERNAL_ERROR)
 
 
 def _log(interaction: discord.Interaction[Any], error: Exception) -> None:
@@ -114,8 +103,7 @@ async def answer_error(interaction: discord.Interaction[Any], error: Exception) 
     """Log ``error`` once and tell the person, ephemerally, in their language (a follow-up when the
     interaction was already answered); an answer Discord refuses (the interaction expired) is only logged."""
     _log(interaction, error)
-    msgid, values = explain(error)
-    text = translator(normalize_language(user_ref(interaction).lang)).format(msgid, **values)
+    text = explain(error, translator(normalize_language(user_ref(interaction).lang)))
     try:
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)

@@ -3,18 +3,14 @@
 No game logic lives here, only Discord's idiom for the core's outcomes:
 
 - Every interaction is answered once, within Discord's 3 s from its creation: its store calls share one
-  budget from then (:mod:`adapters.discord.timing`), and when its work still runs at its answer time, it is
-  deferred first and answered by a follow-up. Remembering it as handled runs in the background.
-- A slash command's reply *is* the view it opened (a lobby, the leaderboard, the help) when there is one: the
-  core's delivery adopts that message, so the table is then edited in place like any other. Refusals are
-  ephemeral. The full rules asked in a server come ephemerally to the asker, section by section.
-- A press is answered ephemerally when the core has something to say to the presser alone (a refusal, a caught
-  seña); otherwise it is acknowledged silently and the table's message is edited by the delivery lane (paced
-  per channel, latest state wins).
-- A history button answers ephemerally with the kept hand it opens privately (a hand posted in the channel,
-  a match's files, go through the delivery lanes like every other view).
-- "My cards" answers ephemerally with the presser's private view (cards, discard picks, señas), which its
-  buttons and the game keep up to date; DMs only for those who asked (:mod:`adapters.discord.private_hands`).
+  budget from then (:mod:`adapters.discord.timing`); work still running at its answer time is deferred and
+  answered by a follow-up. Remembering it as handled runs in the background.
+- A slash command's reply *is* the view it opened (a lobby, the leaderboard, the help), which the delivery
+  adopts and edits in place like any other. Refusals, and the full rules asked in a server, are ephemeral.
+- A press is answered ephemerally when the core has something to say to the presser alone (a refusal, a
+  caught seña); otherwise it is acknowledged and the delivery lane edits the table (paced, latest wins).
+- Ephemeral too: a kept hand opened privately, the link "🃏 Table" answers (:mod:`.web_links`), and "My
+  cards": the presser's private view, kept up to date (DMs if asked: :mod:`adapters.discord.private_hands`).
 """
 
 from __future__ import annotations
@@ -29,12 +25,14 @@ from typing import Any, TypeVar
 import discord
 
 from adapters.discord import access
+from adapters.discord.embeds import edited_as, sent_as
 from adapters.discord.ids import chat_ref, user_ref
 from adapters.discord.languages import reader
-from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.layout import NO_MENTIONS, files_of, view_of
 from adapters.discord.mentions import commands_in, rewrite
 from adapters.discord.private_hands import NoHands, PrivateHands
 from adapters.discord.timing import DISCORD, interaction_times, shown_at
+from adapters.discord.web_links import answer_link
 from bot.app import Service
 from bot.delivery import COALESCING_SLOTS, Delivery
 from bot.i18n import common as msg
@@ -66,11 +64,6 @@ DONE = "✓"
 def _is_ephemeral(interaction: discord.Interaction[Any]) -> bool:
     message = interaction.message
     return message is not None and message.flags.ephemeral
-
-
-def _text(interaction: discord.Interaction[Any], view: OutMessage) -> str:
-    """A view's text in an answer to ``interaction`` (its commands as Discord mentions them there)."""
-    return text_of(view, commands_in(interaction))
 
 
 def _private_hand(outcome: Outcome, user: UserRef) -> OutMessage | None:
@@ -189,31 +182,27 @@ class DiscordHandlers:
         self, interaction: discord.Interaction[Any], view: OutMessage, *, ephemeral: bool
     ) -> str | None:
         """Answer with a view (text and buttons); the id of the message that shows it."""
-        extra: dict[str, Any] = files_of(view)
+        extra: dict[str, Any] = files_of(view) | sent_as(view, commands_in(interaction))
         components = view_of(view)
         if components is not None:
             extra["view"] = components
         if interaction.response.is_done():
             sent = await interaction.followup.send(
-                _text(interaction, view),
-                ephemeral=ephemeral,
-                allowed_mentions=NO_MENTIONS,
-                wait=True,
-                **extra,
+                ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, wait=True, **extra
             )
             return str(sent.id)
         response = await interaction.response.send_message(
-            _text(interaction, view), ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
+            ephemeral=ephemeral, allowed_mentions=NO_MENTIONS, **extra
         )
         return None if response.message_id is None else str(response.message_id)
 
     async def _update(self, interaction: discord.Interaction[Any], view: OutMessage) -> None:
         """Make the message that was pressed show ``view`` (the presser's ephemeral hand)."""
-        components = view_of(view)
+        components, shown = view_of(view), edited_as(view, commands_in(interaction))
         if interaction.response.is_done():
-            await interaction.edit_original_response(content=_text(interaction, view), view=components)
+            await interaction.edit_original_response(**shown, view=components)
         else:
-            await interaction.response.edit_message(content=_text(interaction, view), view=components)
+            await interaction.response.edit_message(**shown, view=components)
 
     async def _internal_error(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         text = translator(normalize_language(user.lang)).gettext(msg.INTERNAL_ERROR)
@@ -312,6 +301,8 @@ class DiscordHandlers:
             await lessons.answer_press(self, interaction, user, outcome)
         elif token is not None and isinstance(token.command, OpenHand) and not token.command.here:
             await self._show_story(interaction, user, outcome)
+        elif outcome.link is not None:  # "🃏 Table": one's own link, for the presser alone
+            await answer_link(interaction, outcome)
         else:
             await self._answer_press(interaction, user, outcome)
 
@@ -372,7 +363,9 @@ class DiscordHandlers:
         self.sender.deliver([m for m in outcome.messages if m is not view])
         if view is not None:
             try:
-                await interaction.response.edit_message(content=_text(interaction, view), view=view_of(view))
+                await interaction.response.edit_message(
+                    **edited_as(view, commands_in(interaction)), view=view_of(view)
+                )
             except discord.HTTPException:
                 self.sender.deliver([view])  # the lane shows it instead
             else:

@@ -1,11 +1,11 @@
 """The core's views as Discord messages: text within 2,000 characters and buttons within 5 rows of 5.
 
 Every component is a persistent :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the core's
-token, so a press works after a restart and on any worker; a button's colour says what it does
-(:mod:`adapters.discord.styles`). Buttons keep the view's rows (a row longer than
-five is wrapped); when they need more than five rows, the last ones become select menus of up to 25 choices
-each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A menu's
-``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
+token, so a press works after a restart and on any worker (a link button, which opens an address, carries
+none); a button's colour says what it does (:mod:`adapters.discord.styles`). Buttons keep the view's rows (a
+row longer than five is wrapped); when they need more than five rows, the last ones become select menus of up
+to 25 choices each (the amount picker's every legal bet), each menu alone in its row, as Discord requires. A
+menu's ``custom_id`` is ``menu:<n>``; the token is the chosen option's value.
 
 A view with a file (a match's export) is sent with it as an attachment (:func:`files_of`).
 
@@ -137,9 +137,14 @@ def view_of(message: OutMessage) -> discord.ui.View | None:
     view = discord.ui.View(timeout=None)
     for index, row in enumerate(rows):
         for button in row:
-            view.add_item(TokenButton(button.token, button.label, row=index, style=style_of(button.token)))
+            if button.opens:  # a link: Discord opens it in the browser (no app opens inside a channel)
+                view.add_item(Button(label=button.label[:MAX_LABEL] or "·", url=button.url, row=index))
+            else:
+                style = style_of(button.token)
+                view.add_item(TokenButton(button.token, button.label, row=index, style=style))
     for n, choices in enumerate(menus):
-        view.add_item(TokenMenu(n, choices, row=len(rows) + n))
+        # (a menu's choices send tokens: a link has no place there)
+        view.add_item(TokenMenu(n, [c for c in choices if not c.opens], row=len(rows) + n))
     return view
 
 
@@ -162,12 +167,16 @@ def live_clock(text: str, deadline: float) -> str:
     return text if found else f"{text}\n{clock}"
 
 
-def text_of(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
-    """The message content: Markdown views as they are, plain ones escaped, commands as Discord writes them
-    (``commands``: :func:`adapters.discord.mentions.names`), the turn's clock live; within 2,000
-    characters."""
+def written(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
+    """A view's text as Discord shows it: Markdown views as they are, plain ones escaped, commands as Discord
+    writes them (``commands``: :func:`adapters.discord.mentions.names`), the turn's clock live."""
     text = message.text if message.markdown else discord.utils.escape_markdown(message.text)
-    text = live_clock(rewrite(text, commands), message.deadline)
+    return live_clock(rewrite(text, commands), message.deadline)
+
+
+def text_of(message: OutMessage, commands: Mapping[str, str] | None = None) -> str:
+    """The message content: the view's text :func:`written` for Discord, within 2,000 characters."""
+    text = written(message, commands)
     if len(text) > MAX_TEXT:
         text = text[: MAX_TEXT - 1] + "…"
     return text or "…"

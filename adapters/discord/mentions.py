@@ -32,13 +32,15 @@ _ARGUMENT_RE = re.compile(r"(?<![\w/<])/(rules|leaderboard|learn)[ \u00a0](\w+)"
 
 def command_paths(tree: app_commands.CommandTree[Any]) -> dict[str, tuple[str, str]]:
     """Each command of the tree by its own name: its top-level command and its full path (``"newgame"`` →
-    ``("mus", "mus newgame")``); the first one found wins."""
+    ``("mus", "mus newgame")``), the first one found winning; and each by its full path too (``"mus
+    language"``, one's own, whereas ``"language"`` is the server's ``/mus-admin language``)."""
     paths: dict[str, tuple[str, str]] = {}
     for command in tree.get_commands(type=discord.AppCommandType.chat_input):
         if isinstance(command, app_commands.Group):
             for sub in command.walk_commands():
                 if isinstance(sub, app_commands.Command):
                     paths.setdefault(sub.name, (command.name, sub.qualified_name))
+                    paths.setdefault(sub.qualified_name, (command.name, sub.qualified_name))
         else:
             paths.setdefault(command.name, (command.name, command.name))
     return paths

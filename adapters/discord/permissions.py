@@ -16,7 +16,7 @@ from typing import Any
 
 import discord
 
-from bot.i18n import translator
+from bot.i18n import Translator, translator
 from bot.i18n.markers import N_
 
 _ = N_
@@ -27,6 +27,10 @@ SEND_MESSAGES = _("Send Messages")
 SEND_IN_THREADS = _("Send Messages in Threads")
 ATTACH_FILES = _("Attach Files")
 EMBED_LINKS = _("Embed Links")
+READ_MESSAGE_HISTORY = _("Read Message History")
+MANAGE_SERVER = _("Manage Server")
+MANAGE_MESSAGES = _("Manage Messages")
+ADMINISTRATOR = _("Administrator")
 # Translators: {permissions} is a list of Discord permission names, e.g. "Send Messages, Attach Files".
 MISSING_PERMISSIONS = _(
     "I cannot play in this channel: I am missing {permissions}. Someone who manages the server can give "
@@ -42,6 +46,20 @@ TABLE_NEEDS: tuple[tuple[str, str], ...] = (
     ("embed_links", EMBED_LINKS),
     ("attach_files", ATTACH_FILES),  # (a match's export is posted as two files)
 )
+#: How Discord's settings name the permissions the bot checks or uses, by discord.py's attribute names (a
+#: check that reports another one names it in English, as Discord's English client does).
+PERMISSION_NAMES: dict[str, str] = {
+    "view_channel": VIEW_CHANNEL,
+    "read_messages": VIEW_CHANNEL,
+    "send_messages": SEND_MESSAGES,
+    "send_messages_in_threads": SEND_IN_THREADS,
+    "attach_files": ATTACH_FILES,
+    "embed_links": EMBED_LINKS,
+    "read_message_history": READ_MESSAGE_HISTORY,
+    "manage_guild": MANAGE_SERVER,
+    "manage_messages": MANAGE_MESSAGES,
+    "administrator": ADMINISTRATOR,
+}
 #: In a thread, posting takes this one instead of Send Messages.
 THREAD_NEEDS = ("send_messages_in_threads", SEND_IN_THREADS)
 #: Every permission the bot uses in a server: the invite link asks for these (docs/discord.md).
@@ -55,8 +73,9 @@ def in_thread(interaction: discord.Interaction[Any]) -> bool:
     return isinstance(interaction.channel, discord.Thread)
 
 
-#: What posting the table takes at all (a channel lacking these pauses its table: adapters.discord.access).
-POST_NEEDS = TABLE_NEEDS[:2]
+#: What posting the table takes at all — it is an embed (adapters.discord.embeds) — a channel lacking these
+#: pauses its table (adapters.discord.access).
+POST_NEEDS = TABLE_NEEDS[:3]
 
 
 def missing_for_table(
@@ -72,6 +91,15 @@ def missing_for_table(
             THREAD_NEEDS if attribute == "send_messages" else (attribute, name) for attribute, name in needs
         )
     return [name for attribute, name in needs if not getattr(granted, attribute)]
+
+
+def permission_names(t: Translator, attributes: list[str]) -> str:
+    """``["manage_guild", "embed_links"]`` as Discord's settings name them in ``t``'s language: ``Manage
+    Server, Embed Links`` in English, ``Gestionar servidor, Insertar enlaces`` in Spanish."""
+    return ", ".join(
+        t.gettext(PERMISSION_NAMES[a]) if a in PERMISSION_NAMES else a.replace("_", " ").title()
+        for a in attributes
+    )
 
 
 def missing_text(lang: str, missing: list[str]) -> str:

@@ -10,7 +10,10 @@ its token and when it expires, is kept with the table's surfaces (Redis: any wor
 
 Direct messages are an opt-in (``/mus dms on:True``, per person, kept in the core's preferences): only then
 do private views go to the person's DMs as well. A person who opted in but whose DMs are closed (error
-50007) is told once, ephemerally, on their next interaction (:data:`DMS_CLOSED`), and plays from "My cards".
+50007) is told once, ephemerally, on their next interaction (:data:`DMS_CLOSED`), and plays from "My cards":
+once across every worker and restart — a mark in the store says they were told (:data:`TOLD_MARK`), until
+they ask for direct messages again (``/mus dms on:True``), which is worth telling again if theirs are still
+closed.
 
 :class:`PrivateHands` is the delivery's transport: channels go through :class:`DiscordTransport` as they
 are; a private view goes to the live "My cards" of its table and, if wanted, to the DMs. Shown nowhere else
@@ -38,7 +41,7 @@ from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Surface
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
 from bot.kernel import OutMessage, UserRef
-from bot.store import StoreUnavailable
+from bot.store import MarkStore, StoreUnavailable
 
 _ = N_
 log = logging.getLogger(__name__)
@@ -51,6 +54,8 @@ MIRROR_SLOT = "mycards"
 TABLE_SLOTS = ("table", "lobby")
 #: The private view that "My cards" mirrors.
 HAND_SLOT = "hand"
+#: The store's mark saying that a person was told that their direct messages are closed (by their key).
+TOLD_MARK = "discord:dms-closed-told:{user}"
 #: The message id of a private view shown nowhere (no DMs wanted, no "My cards" alive).
 NOWHERE = "-"
 #: How long an interaction's token lets its messages be edited, and the margin kept before that.
@@ -106,6 +111,9 @@ class NoHands:
     async def tell_if_closed(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         """Nobody to tell."""
 
+    async def asked_for_dms(self, user: str) -> None:
+        """Nobody was told anything."""
+
 
 class PrivateHands:
     """The delivery's transport on Discord: channels as :class:`DiscordTransport` does, a person's private
@@ -116,14 +124,17 @@ class PrivateHands:
         inner: DiscordTransport,
         surfaces: SurfaceStore,
         service: Service,
+        marks: MarkStore,
         clock: Callable[[], float] = time.time,
     ) -> None:
         """Post through ``inner``; ``surfaces`` keeps the mirrors; the ``service``'s preferences keep who
-        asked for direct messages, its act-once store whom the bot told that theirs are closed."""
+        asked for direct messages, ``marks`` whom the bot told that theirs are closed (its act-once store
+        makes two workers that find out together tell them once)."""
         self.inner = inner
         self.client: discord.Client = inner.client
         self.surfaces = surfaces
         self.chats = service.chats
+        self.marks = marks
         self.clock = clock
 
     def owns(self, chat: str) -> bool:
@@ -136,17 +147,28 @@ class PrivateHands:
 
     async def tell_if_closed(self, interaction: discord.Interaction[Any], user: UserRef) -> None:
         """After answering ``interaction``: someone who asked for direct messages but whose DMs are closed
-        is told so, once (again at most when the transport tries their DMs again:
-        :data:`~adapters.discord.transport.CLOSED_DM_RETRY`, as long as the act-once store remembers)."""
+        (as this worker found them) is told so, once, whichever worker found out first or finds out later:
+        the store's mark remembers it; if the store cannot say, they are told at a later interaction."""
         if not self.inner.closed(user.key) or not interaction.response.is_done():
             return
-        told = f"dc:dms-closed:{user.key}"
-        if not await self.chats.first_delivery(told):
+        told = TOLD_MARK.format(user=user.key)
+        try:
+            if await self.marks.get_mark(told):
+                return
+            if not await self.chats.first_delivery(told):
+                return  # another worker is telling them right now
+            await self.marks.set_mark(told, str(round(self.clock())))
+        except StoreUnavailable:
             return
-        await self.chats.delivered(told)
         text = translator(normalize_language(user.lang)).gettext(DMS_CLOSED)
         with contextlib.suppress(discord.HTTPException):
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    async def asked_for_dms(self, user: str) -> None:
+        """``user`` asked for direct messages (again): if theirs are closed, that is worth telling them again
+        (the mark is cleared; a store that cannot say now leaves it)."""
+        with contextlib.suppress(StoreUnavailable):
+            await self.marks.set_mark(TOLD_MARK.format(user=user), "")
 
     @staticmethod
     def _private(chat: str, message: OutMessage) -> bool:

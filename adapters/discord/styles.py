@@ -5,7 +5,8 @@ action's, never the game state's (a colour must not hint at anyone's cards):
 
 - green (success) — to accept: *quiero*, start the game, confirm the discard;
 - red (danger) — to refuse or to risk everything: *no quiero*, *órdago*, cancel the table;
-- blurple (primary) — to bet or to act on one's own: *envido*, *sube*, take a seat, *My cards*, ⚡ catch;
+- blurple (primary) — to bet or to act on one's own: *envido*, *sube*, take a seat, *My cards*, ⚡ catch,
+  🃏 the table's web page;
 - grey (secondary) — everything neutral: *paso*, *mus*, *no hay mus*, options, history, lessons.
 
 Every colour carries a word too (the label): colour alone never tells the action.
@@ -19,6 +20,7 @@ from bot.kernel import (
     CatchSena,
     ConfirmDiscard,
     LobbyAction,
+    OpenWeb,
     ShowCards,
     TakeSeat,
     TurnAction,
@@ -47,6 +49,6 @@ def style_of(token: str) -> discord.ButtonStyle:
         return _LOBBY_STYLES.get(command.name, discord.ButtonStyle.secondary)
     if isinstance(command, ConfirmDiscard):
         return discord.ButtonStyle.success
-    if isinstance(command, TakeSeat | ShowCards | CatchSena):
+    if isinstance(command, TakeSeat | ShowCards | CatchSena | OpenWeb):
         return discord.ButtonStyle.primary
     return discord.ButtonStyle.secondary

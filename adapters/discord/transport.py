@@ -21,8 +21,9 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
+from adapters.discord.embeds import edited_as, sent_as
 from adapters.discord.ids import parse_key
-from adapters.discord.layout import NO_MENTIONS, files_of, text_of, view_of
+from adapters.discord.layout import NO_MENTIONS, files_of, view_of
 from bot.delivery import MessageGone, RateLimited, Refused, Unreachable
 from bot.kernel import OutMessage
 
@@ -129,25 +130,25 @@ class DiscordTransport:
             raise
 
     async def send(self, chat: str, message: OutMessage) -> str:
-        """Post a new message (with its file as an attachment, if it has one); its id."""
+        """Post a new message (a table's as an embed; with its file as an attachment, if it has one); its
+        id."""
         channel_id = await self._channel_id(chat)
         view = view_of(message)
         extra: dict[str, Any] = {} if view is None else {"view": view}
         extra.update(files_of(message))
+        extra.update(sent_as(message, self.commands(channel_id)))
         sent = await self._guarded(
-            chat,
-            lambda: self._channel(channel_id).send(
-                text_of(message, self.commands(channel_id)), allowed_mentions=NO_MENTIONS, **extra
-            ),
+            chat, lambda: self._channel(channel_id).send(allowed_mentions=NO_MENTIONS, **extra)
         )
         return str(sent.id)
 
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
-        """Make a message show a view's text and components (none when the view has no buttons)."""
+        """Make a message show a view's text (a table's as an embed: :mod:`adapters.discord.embeds`) and
+        components (none when the view has no buttons)."""
         channel_id = await self._channel_id(chat)
         partial = self._channel(channel_id).get_partial_message(int(message_id))
-        text, view = text_of(message, self.commands(channel_id)), view_of(message)
-        await self._guarded(chat, lambda: partial.edit(content=text, view=view, allowed_mentions=NO_MENTIONS))
+        shown, view = edited_as(message, self.commands(channel_id)), view_of(message)
+        await self._guarded(chat, lambda: partial.edit(**shown, view=view, allowed_mentions=NO_MENTIONS))
 
     async def clear_buttons(self, chat: str, message_id: str) -> None:
         """Remove a message's components (its text stays)."""

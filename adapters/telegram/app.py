@@ -116,7 +116,7 @@ def build_application(
     arrivals = ArrivalQueue()
     builder = builder.update_queue(arrivals).concurrent_updates(TimedUpdates(16, arrivals))
     application = builder.build()
-    transport = TelegramTransport(application.bot)
+    transport = TelegramTransport(application.bot, app_name=settings.miniapp_name)
     sender = Delivery(
         transport,
         surfaces,

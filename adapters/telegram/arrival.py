@@ -21,7 +21,6 @@ press is answered in about 1.2 s and a burst of 40 within about 2 s (16, then 16
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from telegram import Update
 from telegram.ext import SimpleUpdateProcessor
 
+from bot.kernel import LruCache
 from bot.ops import AnswerWindow, UpdateTimes
 from bot.store import store_budget
 
@@ -36,7 +36,8 @@ from bot.store import store_budget
 #: well within the 15 s Telegram keeps a callback query open.
 TELEGRAM = AnswerWindow(store=1.2, least=0.4, margin=0.6, latest=10.0)
 #: Updates whose arrival is remembered at most (one is forgotten when handled; more only pile up if the
-#: Application stopped taking them).
+#: Application stopped taking them). Past it the oldest arrival is forgotten: that update is timed from when
+#: its handling starts, a budget too generous by its wait in the queue, and nothing else is lost.
 _ARRIVALS_KEPT = 10_000
 
 _TIMES: ContextVar[UpdateTimes | None] = ContextVar("telegram_update_times", default=None)
@@ -48,21 +49,19 @@ class ArrivalQueue(asyncio.Queue[object]):
     def __init__(self) -> None:
         """An empty, unbounded queue (as python-telegram-bot's own)."""
         super().__init__()
-        self._arrived: OrderedDict[int, float] = OrderedDict()
+        self._arrived: LruCache[int, float] = LruCache(_ARRIVALS_KEPT)
 
     def put_nowait(self, item: object) -> None:
         """Queue ``item``; an update's arrival is noted (``put`` comes here too)."""
         if isinstance(item, Update):
-            self._arrived[item.update_id] = asyncio.get_running_loop().time()
-            while len(self._arrived) > _ARRIVALS_KEPT:
-                self._arrived.popitem(last=False)
+            self._arrived.put(item.update_id, asyncio.get_running_loop().time())
         super().put_nowait(item)
 
     def arrival(self, update: object) -> float:
         """When ``update`` arrived, forgotten now (an update not seen here — handed to the Application
         directly — arrived now)."""
         if isinstance(update, Update):
-            arrived = self._arrived.pop(update.update_id, None)
+            arrived = self._arrived.pop(update.update_id)
             if arrived is not None:
                 return arrived
         return asyncio.get_running_loop().time()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from telegram import Bot, Update
@@ -31,12 +30,14 @@ from telegram.ext import ContextTypes
 from adapters.telegram.ids import PREFIX
 from bot.app import Service
 from bot.delivery import Delivery, MessageGone, NotModified, RateLimited, Refused, SurfaceStore, Unreachable
-from bot.kernel import ChatRef, OutMessage
+from bot.kernel import ChatRef, LruCache, OutMessage
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 #: Moves this worker remembers having completed (a refused call to a chat known to have moved skips the core).
+#: Past it the move used least recently is forgotten: a later refused call to that old group asks the core to
+#: move it once more, which finds it moved already and changes nothing (one store round trip, no harm).
 _KNOWN_MOVES = 1000
 
 
@@ -61,7 +62,7 @@ class ChatMover:
     service: Service
     sender: Delivery
     surfaces: SurfaceStore
-    _known: OrderedDict[int, int] = field(default_factory=OrderedDict)
+    _known: LruCache[int, int] = field(default_factory=lambda: LruCache(_KNOWN_MOVES))
     """Upgrades this worker has moved already: old id → new id."""
 
     async def service_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -99,9 +100,7 @@ class ChatMover:
         outcome = await self.service.moves.chat_moved(old_key, ChatRef(f"{PREFIX}{new}", title=title))
         self.sender.deliver(outcome.messages)
         if outcome.ok and not outcome.failed:
-            self._known[old] = new
-            while len(self._known) > _KNOWN_MOVES:
-                self._known.popitem(last=False)
+            self._known.put(old, new)
         if outcome.ok and outcome.table is not None:
             live = {view.slot for view in outcome.messages if view.buttons}
             await self._retire(outcome.table, old_key, live)

@@ -16,6 +16,8 @@ from bot.ops import env_config, port_number, url_with_scheme
 TOKEN_SHAPE = re.compile(r"\d+:[\w-]+")
 #: What Telegram accepts as a webhook's secret token.
 SECRET_SHAPE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+#: A Mini App's short name as @BotFather's ``/newapp`` accepts it (the ``<app>`` of ``t.me/<bot>/<app>``).
+MINIAPP_SHAPE = re.compile(r"[A-Za-z0-9_]{3,30}")
 
 
 class TelegramSettings(BaseSettings):
@@ -29,6 +31,9 @@ class TelegramSettings(BaseSettings):
     webhook_secret: SecretStr | None = None
     webhook_listen: str = "0.0.0.0"
     webhook_port: Annotated[int, BeforeValidator(port_number)] = 8443
+    miniapp_name: str | None = Field(
+        default=None, description="The Mini App's short name from @BotFather's /newapp: groups link to it"
+    )
 
     @field_validator("token")
     @classmethod
@@ -36,6 +41,13 @@ class TelegramSettings(BaseSettings):
         if value is not None and not TOKEN_SHAPE.fullmatch(value.get_secret_value().strip()):
             raise ValueError("must look like 123456789:ABC-def_123, the token @BotFather gave")
         return None if value is None else SecretStr(value.get_secret_value().strip())
+
+    @field_validator("miniapp_name")
+    @classmethod
+    def _miniapp_name(cls, value: str | None) -> str | None:
+        if value is not None and not MINIAPP_SHAPE.fullmatch(value.strip()):
+            raise ValueError("must be the Mini App's short name from /newapp: 3 to 30 of A-Z, a-z, 0-9 and _")
+        return None if value is None else value.strip()
 
     @field_validator("api_base_url")
     @classmethod

@@ -1,15 +1,15 @@
 """The Bot API calls behind :class:`bot.delivery._lanes.Delivery`: send, edit, clear the buttons, delete.
 
-Views become Telegram messages here (an inline keyboard for the buttons, HTML for Markdown views, the 4096
-character limit; a view with a file is a ``sendDocument`` whose caption is its text), and Telegram's failures
-become the core's typed delivery errors: "message is not modified" is
-:class:`~bot.delivery._transport.NotModified`; a message not found or too old to edit is
-:class:`~bot.delivery._transport.MessageGone`; 403 (the bot removed from a group, blocked by a person) and
-400 "not enough rights" (forbidden to post) are :class:`~bot.delivery._transport.Unreachable` (a person who
-blocked the bot is remembered: :meth:`TelegramTransport.blocked`); ``RetryAfter`` is
-:class:`~bot.delivery._transport.RateLimited`; ``ChatMigrated`` (a group upgraded to a supergroup) is
-:class:`ChatMoved`, a refusal for the lane, once :attr:`TelegramTransport.on_moved` has moved the chat's table
-(:mod:`adapters.telegram.moves`).
+Views become Telegram messages here (an inline keyboard for the buttons, a link as a ``url`` button and the
+way into the Mini App as a ``web_app`` one; HTML for Markdown views, the 4096 character limit; a view with a
+file is a ``sendDocument`` whose caption is its text), and Telegram's failures become the core's typed
+delivery errors: "message is not modified" is :class:`~bot.delivery._transport.NotModified`; a message not
+found or too old to edit is :class:`~bot.delivery._transport.MessageGone`; 403 (the bot removed from a group,
+blocked by a person) and 400 "not enough rights" (forbidden to post) are
+:class:`~bot.delivery._transport.Unreachable` (a person who blocked the bot is remembered:
+:meth:`TelegramTransport.blocked`); ``RetryAfter`` is :class:`~bot.delivery._transport.RateLimited`;
+``ChatMigrated`` (a group upgraded to a supergroup) is :class:`ChatMoved`, a refusal for the lane, once
+:attr:`TelegramTransport.on_moved` has moved the chat's table (:mod:`adapters.telegram.moves`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, Tele
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
+from adapters.telegram.mini_app import app_button
 from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
 from bot.kernel import LruCache, OutMessage
 
@@ -44,17 +45,27 @@ class ChatMoved(Refused):
         self.new_chat_id = new_chat_id
 
 
-def markup_of(message: OutMessage) -> InlineKeyboardMarkup | None:
-    """The inline keyboard of a view (``None`` when it has no buttons)."""
-    if not message.buttons:
-        return None
-    return InlineKeyboardMarkup(
-        [
-            [InlineKeyboardButton(b.label, callback_data=b.token) for b in row]
-            for row in message.buttons
-            if row
-        ]
-    )
+def markup_of(
+    message: OutMessage, chat_id: int = 0, bot_username: str = "", app_name: str | None = None
+) -> InlineKeyboardMarkup | None:
+    """The inline keyboard of a view in chat ``chat_id`` (``None`` when it has no buttons); a way into the
+    Mini App as the chat allows it (:func:`adapters.telegram.mini_app.app_button`: the app of
+    ``bot_username`` named ``app_name`` in a group)."""
+    rows = []
+    for row in message.buttons:
+        shown = []
+        for button in row:
+            if button.kind == "web_app":
+                inline = app_button(button.label, button.url, message.table, chat_id, bot_username, app_name)
+            elif button.kind == "link":
+                inline = InlineKeyboardButton(button.label, url=button.url)
+            else:
+                inline = InlineKeyboardButton(button.label, callback_data=button.token)
+            if inline is not None:
+                shown.append(inline)
+        if shown:
+            rows.append(shown)
+    return InlineKeyboardMarkup(rows) if rows else None
 
 
 def text_of(message: OutMessage) -> tuple[str, str | None]:
@@ -99,9 +110,11 @@ async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
 class TelegramTransport:
     """Sends, edits and clears the buttons of messages through one bot."""
 
-    def __init__(self, bot: Bot) -> None:
-        """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one)."""
+    def __init__(self, bot: Bot, *, app_name: str | None = None) -> None:
+        """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one); groups
+        link to its Mini App ``app_name`` (``TELEGRAM_MINIAPP_NAME``), if any."""
         self.bot = bot
+        self.app_name = app_name
         self.on_moved: Callable[[int, int, OutMessage], Awaitable[None]] | None = None
         """Told of a post or edit refused because the chat moved (old id, new id, the view), before the call
         fails with :class:`ChatMoved`."""
@@ -126,6 +139,14 @@ class TelegramTransport:
     def owns(self, chat: str) -> bool:
         """Whether ``chat`` is a Telegram key (``tg:<id>``)."""
         return chat.startswith(PREFIX) and telegram_id(chat) is not None
+
+    def _markup(self, chat: str, message: OutMessage) -> InlineKeyboardMarkup | None:
+        """A view's inline keyboard in ``chat``."""
+        try:
+            username = self.bot.username or ""
+        except RuntimeError:  # not known before getMe answered (then no group links to the Mini App)
+            username = ""
+        return markup_of(message, self._id(chat), username, self.app_name)
 
     @staticmethod
     def _id(chat: str) -> int:
@@ -153,7 +174,7 @@ class TelegramTransport:
         text, parse_mode = text_of(message)
         sent = await _call(
             lambda: self.bot.send_message(
-                self._id(chat), text, reply_markup=markup_of(message), parse_mode=parse_mode
+                self._id(chat), text, reply_markup=self._markup(chat, message), parse_mode=parse_mode
             )
         )
         return str(sent.message_id)
@@ -164,7 +185,7 @@ class TelegramTransport:
         caption = message.text[:MAX_CAPTION] or None  # plain text: no markup to cut in half
         sent = await _call(
             lambda: self.bot.send_document(
-                self._id(chat), upload, caption=caption, reply_markup=markup_of(message)
+                self._id(chat), upload, caption=caption, reply_markup=self._markup(chat, message)
             )
         )
         return str(sent.message_id)
@@ -178,7 +199,7 @@ class TelegramTransport:
                     text,
                     chat_id=self._id(chat),
                     message_id=int(message_id),
-                    reply_markup=markup_of(message),
+                    reply_markup=self._markup(chat, message),
                     parse_mode=parse_mode,
                 )
             )

@@ -7,6 +7,7 @@
   spectator's from the public one), and the frames of a change, one per move;
 * :mod:`adapters.web.feed` — the pages watching each table, fed each move in turn;
 * :mod:`adapters.web.server` — the aiohttp application: the page, its files, Server-Sent Events, actions;
+* :mod:`adapters.web.replay` — a finished match replayed hand by hand from the kept history, on the same page;
 * :mod:`adapters.web.run` — ``musbot web`` and ``musbot play --web``.
 
 Like the chats, the page shows only what the core's per-seat view holds, and acts only through the same

@@ -2,8 +2,11 @@
 
 A :class:`Hub` keeps one :class:`TableFeed` per table that has open pages. A feed holds the newest stored
 version of its table (and the last version of the hand before, whose last moves a lagging page still has to
-show); it is refreshed when this process acts on the table (:meth:`Hub.poke`: a page's press, a deadline fired
-here) and polled every :attr:`Hub.poll` seconds for what others wrote (a chat's press, another worker).
+show). Changes are pushed: every write of a table, by any worker (a page's press, a chat's, a deadline), is
+announced through the service's :class:`~bot.store.TableNotices`, and the hub follows the tables it has
+feeds of; a notice of a newer version reads the table once, for all its pages. A subscription that was
+interrupted re-reads every feed, and a slow safety poll (every :attr:`Hub.poll` seconds) re-reads them all
+in case a notice was lost anyway.
 
 Each :class:`Page` walks from what it last showed to the newest state **one record entry at a time**, at
 least ``pause`` seconds apart (:meth:`Hub.frames`): a run of machine moves is seen move by move, and the last
@@ -23,11 +26,10 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from adapters.web.auth import Visitor
 from adapters.web.frames import Json, hand_at, lobby_page, page
 from bot.app import Service
-from bot.kernel import TableState, TableStatus
-from bot.store import StoreError, StoreUnavailable
+from bot.kernel import TableState, TableStatus, WebVisitor
+from bot.store import NoticeSubscription, StoreError, StoreUnavailable, TableNotice, TableNotices
 from engine.hand import Hand
 from engine.match import Match
 from engine.state import restore_match
@@ -46,6 +48,8 @@ ABANDONED = 60.0
 ONCE = ("texts", "lang", "window", "pause")
 #: Tables read at once by a poll (the store's connections are shared with the presses, which come first).
 POLL_READS = 8
+#: Seconds between two safety polls of every watched table (changes are pushed; this finds a lost notice).
+SAFETY_POLL = 5.0
 #: Actions one visitor may send: a burst of this many, refilled at :data:`ACTIONS_PER_SECOND`.
 ACTION_BURST = 12
 ACTIONS_PER_SECOND = 4.0
@@ -75,7 +79,7 @@ class Page:
     """One open page: who looks, at which table, and what it was last sent."""
 
     id: str
-    visitor: Visitor
+    visitor: WebVisitor
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     sent: tuple[int, int, int] | None = None
     """(hand, entries, version) of the last frame sent."""
@@ -105,6 +109,11 @@ class TableFeed:
         self.pages: set[Page] = set()
         self.first_read = asyncio.Lock()
         """Held while the feed is first read (the pages opening meanwhile wait for that read)."""
+        self.followed = False  # (the hub hears this table's notices)
+        self.heard = 0  # (the newest version a notice announced)
+        self.reading: asyncio.Task[None] | None = None
+        """The read that notices asked for, while it runs (one at a time per feed)."""
+        self.reread = False  # (read once more after the running read: the subscription had a gap)
         self._replayed: dict[tuple[int, int], Hand] = {}
 
     def update(self, version: int, data: str) -> bool:
@@ -146,10 +155,12 @@ class Hub:
         service: Service,
         *,
         pause: float = 0.7,
-        poll: float = 0.5,
+        poll: float = SAFETY_POLL,
         clock: Callable[[], float] = time.time,
+        notices: TableNotices | None = None,
     ) -> None:
-        """Feeds read through ``service``'s table store; moves ``pause`` s apart; polled every ``poll`` s."""
+        """Feeds read through ``service``'s table store when ``notices`` (the service's by default) announce
+        a write; moves ``pause`` s apart; every feed polled all the same every ``poll`` s."""
         self.service = service
         self.pause = pause
         self.poll = poll
@@ -158,20 +169,27 @@ class Hub:
         self.pages: dict[str, Page] = {}
         self._buckets: dict[str, tuple[float, float]] = {}
         self._task: asyncio.Task[None] | None = None
+        self.reads = 0
+        """How many times a table was read for the pages (one per change heard, and the safety polls)."""
+        notices = service.deps.notices if notices is None else notices
+        self._notices: NoticeSubscription = notices.subscribe(self._noticed, self._interrupted)
 
     # --- pages ---------------------------------------------------------------------------------------
 
-    async def open_page(self, visitor: Visitor) -> Page | None:
+    async def open_page(self, visitor: WebVisitor) -> Page | None:
         """A new page for ``visitor`` (``None`` if the table does not exist; :class:`StoreUnavailable` if it
         could not be read)."""
         feed = self.feeds.get(visitor.table)
         if feed is None:  # registered before reading it: pages opening at once share one feed
             feed = self.feeds[visitor.table] = TableFeed(visitor.table)
-        async with feed.first_read:  # ...and one read of it
+        async with feed.first_read:  # ...and one read of it, once its notices are heard (none is missed)
+            if not feed.followed:
+                await self._notices.follow(visitor.table)
+                feed.followed = True
             readable = feed.newest is not None or await self._refresh(feed)
         if feed.newest is None:
             if not feed.pages and self.feeds.get(visitor.table) is feed:
-                del self.feeds[visitor.table]
+                self._drop_feed(feed)
             if not readable:
                 raise StoreUnavailable("the table could not be read")
             return None
@@ -193,7 +211,13 @@ class Hub:
         if feed is not None:
             feed.pages.discard(closing)
             if not feed.pages:
-                del self.feeds[closing.table]
+                self._drop_feed(feed)
+
+    def _drop_feed(self, feed: TableFeed) -> None:
+        """Nobody watches the feed's table any more: forget it, and stop hearing its notices."""
+        del self.feeds[feed.table_id]
+        if feed.followed:
+            self._notices.unfollow(feed.table_id)
 
     def allow_action(self, user_key: str) -> bool:
         """Whether ``user_key`` may act now (a token bucket: :data:`ACTION_BURST`, refilled steadily)."""
@@ -210,14 +234,49 @@ class Hub:
 
     # --- keeping feeds fresh -------------------------------------------------------------------------
 
+    def _noticed(self, notice: TableNotice) -> None:
+        """A table was written: read it, unless its feed holds that version already (a page's first read)."""
+        feed = self.feeds.get(notice.table_id)
+        if feed is None:
+            return
+        feed.heard = max(feed.heard, notice.version)
+        if feed.newest is None or notice.version > feed.newest.version:
+            self._read_soon(feed)
+
+    def _interrupted(self) -> None:
+        """The subscription was interrupted and is back: notices may have been lost, every feed is read."""
+        for feed in list(self.feeds.values()):
+            feed.reread = True
+            self._read_soon(feed)
+
+    def _read_soon(self, feed: TableFeed) -> None:
+        """Read ``feed``'s table in the background: one read at a time, the notices meanwhile folded in."""
+        if feed.reading is None:
+            feed.reading = asyncio.create_task(self._read_while_behind(feed))
+
+    async def _read_while_behind(self, feed: TableFeed) -> None:
+        """Read the table; again while a notice during a read announced a newer version, or a gap came."""
+        try:
+            while True:
+                feed.reread = False
+                before = 0 if feed.newest is None else feed.newest.version
+                if not await self._refresh(feed):
+                    return  # the store is away: the safety poll reads it again
+                after = 0 if feed.newest is None else feed.newest.version
+                if not (feed.reread or (feed.heard > after > before)):
+                    return
+        finally:
+            feed.reading = None
+
     async def poke(self, table_id: str) -> None:
-        """This process changed ``table_id``: read it now (its pages need not wait for the poll)."""
+        """Read ``table_id`` now (a write announces itself: this is for what was changed without a notice)."""
         feed = self.feeds.get(table_id)
         if feed is not None:
             await self._refresh(feed)
 
     async def _refresh(self, feed: TableFeed) -> bool:
         """Read the feed's table (a newer version wakes its pages); whether the store answered."""
+        self.reads += 1
         try:
             stored = await self.service.deps.tables.load(feed.table_id)
         except StoreError:
@@ -227,16 +286,19 @@ class Hub:
         return True
 
     def start(self) -> None:
-        """Start polling the watched tables."""
+        """Start the safety poll of the watched tables (notices are heard from the first page on)."""
         self._task = asyncio.create_task(self._poll_forever())
 
     async def stop(self) -> None:
-        """Stop polling, and end every page's stream (a page reconnects to whichever process serves next)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop notices and polls; end every page's stream (it reconnects to the process serving next)."""
+        await self._notices.close()
+        reads = [f.reading for f in self.feeds.values() if f.reading is not None]
+        for task in [self._task, *reads]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = None
         closing = list(self.pages.values())
         self.pages.clear()
         for watcher in closing:

@@ -6,8 +6,8 @@ one (:func:`public_view`: no cards but those shown at the showdown, no seña's m
 carry the same tokens as the chat buttons (:mod:`bot.kernel`), which the service checks as it checks theirs.
 
 **Each move in turn.** A change may hold several moves (a run of machine moves is one write). The hand's
-record replays to the state after each of them (:func:`hand_at`), so a page is sent one frame per move and
-sees every word said, the last answer before the count included.
+record replays to the state after each of them (:func:`hand_at`, with :func:`engine.record.hand_after`), so
+a page is sent one frame per move and sees every word said, the last answer before the count included.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from engine.cards import card_name
 from engine.hand import Hand
 from engine.hand_types import Phase
 from engine.match import Match
-from engine.record import apply_entry, record_of, start_hand
+from engine.record import hand_after, record_of
 from engine.senas import MAX_SENAS_PER_HAND, true_senas
 from engine.views import SeatView, hand_view
 
@@ -88,11 +88,7 @@ NO_CLOCK = 3600.0
 
 def hand_at(hand: Hand, entries: int) -> Hand:
     """The hand as it stood after its first ``entries`` record entries (actions, señas, catches)."""
-    record = record_of(hand)
-    replayed = start_hand(record)
-    for entry in record.actions[:entries]:
-        apply_entry(replayed, entry)
-    return replayed
+    return hand_after(record_of(hand), entries)
 
 
 def public_view(view: SeatView) -> SeatView:

@@ -21,13 +21,12 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from adapters.web.auth import sign_link
 from adapters.web.feed import Hub
 from adapters.web.server import OnOutcome, WebTable
 from adapters.web.settings import WebSettings
 from bot.app import Service
 from bot.i18n import normalize_language
-from bot.kernel import ChatRef, TableStatus, UserRef, lobby_stamp, make_token
+from bot.kernel import ChatRef, TableStatus, UserRef, WebAccess, lobby_stamp, make_token
 from bot.ops import DeadlineLoop, Settings, StartupError, build_app
 from bot.table import FlowSettings
 
@@ -52,13 +51,6 @@ class Running:
         await self.runner.cleanup()
 
 
-def link_for(web_settings: WebSettings, secret: bytes, user: UserRef, table_id: str, now: float) -> str:
-    """The address of ``table_id``'s page for ``user``: a signed link in the fragment (never sent in a
-    request, so never in a log), valid ``WEB_LINK_HOURS``."""
-    credential = sign_link(secret, user, table_id, now + web_settings.link_hours * 3600)
-    return f"{web_settings.base_url()}/t/{table_id}#k={credential}"
-
-
 async def start_web(
     service: Service,
     web_settings: WebSettings,
@@ -68,7 +60,7 @@ async def start_web(
     on_outcome: OnOutcome | None = None,
 ) -> Running:
     """Serve the web table on ``WEB_HOST:WEB_PORT``; :class:`StartupError` if the port cannot be bound."""
-    hub = Hub(service, pause=web_settings.move_pause)
+    hub = Hub(service, pause=web_settings.move_pause, poll=web_settings.safety_poll)
     table = WebTable(
         service,
         hub,
@@ -99,13 +91,20 @@ async def _until_signal() -> None:
     await stop.wait()
 
 
-async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_token: str | None) -> int:
-    """``musbot web``: the web table on its own (its deadline loop too), until a signal."""
+async def serve_alone(
+    settings: Settings, web_settings: WebSettings, telegram_token: str | None, access: WebAccess | None = None
+) -> int:
+    """``musbot web``: the web table on its own (its deadline loop too), until a signal. ``access`` is how
+    the chats lead here, as the bot's workers have it: the views a deadline fired here draws for the chats
+    are the ones they draw, and ``/history`` links to replays."""
     if web_settings.secret is None:
         print(NO_SECRET, file=sys.stderr)
         return 2
-    app = await build_app(settings)
-    deadlines = DeadlineLoop(app.service)
+    app = await build_app(settings, web_notices=True)
+    app.service.deps.web = access
+    # What a page's press or a deadline changes here reaches the chats through their platforms' outboxes:
+    # this process serves no chat.
+    deadlines = DeadlineLoop(app.service, outbox=app.outbox)
     running: Running | None = None
     try:
         running = await start_web(
@@ -115,7 +114,6 @@ async def serve_alone(settings: Settings, web_settings: WebSettings, telegram_to
             telegram_token=telegram_token,
             on_outcome=deadlines.on_outcome,
         )
-        deadlines.watchers.append(running.hub.poke)
         deadlines.start()
         print(f"musbot web: serving {web_settings.base_url()}/t/<table>", flush=True)
         await _until_signal()
@@ -159,7 +157,7 @@ async def play_web(args: argparse.Namespace, settings: Settings, web_settings: W
     secret = (
         web_settings.secret.get_secret_value().encode() if web_settings.secret else secrets.token_bytes(32)
     )
-    app = await build_app(settings, flow=web_flow())
+    app = await build_app(settings, flow=web_flow(), web_notices=True)
     deadlines = DeadlineLoop(app.service)
     running: Running | None = None
     try:
@@ -167,10 +165,9 @@ async def play_web(args: argparse.Namespace, settings: Settings, web_settings: W
         user = UserRef("web:you", name, args.lang)
         table_id = await _solo_table(app.service, user, args)
         running = await start_web(app.service, web_settings, secret)
-        deadlines.watchers.append(running.hub.poke)
         deadlines.start()
         web_settings = web_settings.model_copy(update={"port": running.port})
-        link = link_for(web_settings, secret, user, table_id, time.time())
+        link = web_settings.links(secret).table(user, table_id, time.time())
         print(link, flush=True)
         if sys.stdout.isatty() and (os.environ.get("DISPLAY") or sys.platform in ("darwin", "win32")):
             with contextlib.suppress(webbrowser.Error):
@@ -189,13 +186,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", metavar="TABLE", default=None, help="print a signed link to TABLE and exit")
     parser.add_argument("--user", default=None, help="with --link: the user key it is for (tg:123, dc:456)")
     parser.add_argument("--name", default="", help="with --link: the name shown")
-    parser.add_argument("--lang", default=None, help="with --link: the page's language")
+    parser.add_argument("--lang", default=None, help="with --link or --replay: the page's language")
+    parser.add_argument(
+        "--replay", metavar="TABLE", default=None, help="print a link to replay TABLE's kept match and exit"
+    )
 
 
 def run(
-    args: argparse.Namespace, settings: Settings, web_settings: WebSettings, telegram_token: str | None
+    args: argparse.Namespace,
+    settings: Settings,
+    web_settings: WebSettings,
+    telegram_token: str | None,
+    access: WebAccess | None = None,
 ) -> int:
-    """Entry point of ``musbot web``."""
+    """Entry point of ``musbot web`` (``access``: how the chats lead to the web table, see
+    :func:`serve_alone`)."""
+    if args.replay is not None:
+        if web_settings.secret is None:
+            print(NO_SECRET, file=sys.stderr)
+            return 2
+        # Whoever it is given to sees what the match's history shows: the link names no one in particular.
+        viewer = UserRef(args.user or "console", "", normalize_language(args.lang) if args.lang else None)
+        secret = web_settings.secret.get_secret_value().encode()
+        print(web_settings.links(secret).replay(viewer, args.replay, time.time()))
+        return 0
     if args.link is not None:
         if web_settings.secret is None:
             print(NO_SECRET, file=sys.stderr)
@@ -206,10 +220,10 @@ def run(
         lang = normalize_language(args.lang) if args.lang else None
         user = UserRef(args.user, args.name or args.user, lang)
         secret = web_settings.secret.get_secret_value().encode()
-        print(link_for(web_settings, secret, user, args.link, time.time()))
+        print(web_settings.links(secret).table(user, args.link, time.time()))
         return 0
     try:
-        return asyncio.run(serve_alone(settings, web_settings, telegram_token))
+        return asyncio.run(serve_alone(settings, web_settings, telegram_token, access))
     except StartupError as exc:
         print(f"musbot: {exc}", file=sys.stderr)
         return 1

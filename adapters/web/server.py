@@ -3,10 +3,14 @@ Server-Sent Events, and its actions.
 
 * ``GET /t/{table}`` — the page (the same file for every table: who the visitor is comes after, from the
   link in the address's fragment, which browsers never send to a server, or from Telegram's ``initData``);
+  ``GET /t/`` and ``GET /`` too — a Mini App opened by its direct link (``t.me/<bot>/<app>?startapp=<table>``)
+  loads at the address registered with @BotFather, the table in ``initData``'s ``start_param``;
 * ``POST /api/session`` — a credential (a signed link, or ``initData``) for a page of one table: its page id;
 * ``GET /api/events?page=ID`` — the page's frames, each move in turn (``text/event-stream``);
 * ``POST /api/act`` — a button's token pressed on the page: :meth:`bot.app.Service.press`, exactly as a chat
-  button (a stale or forged token is refused as a stale button is), at most a few per second per visitor.
+  button (a stale or forged token is refused as a stale button is), at most a few per second per visitor;
+* ``GET /r/{table}``, ``POST /api/replay`` — a finished match replayed from the history
+  (:mod:`adapters.web.replay`).
 
 Every response carries a Content-Security-Policy without inline script and without any other site; the
 server logs no request line (links and page ids are credentials).
@@ -24,14 +28,15 @@ from importlib import resources
 
 from aiohttp import web
 
-from adapters.web.auth import Refused, Visitor, check_link, telegram_visitor
+from adapters.web.auth import telegram_visitor
 from adapters.web.feed import Hub, Page
+from adapters.web.replay import ReplayRoutes
 from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections
-from bot.kernel import CatchSena, Outcome, Token, read_token
+from bot.kernel import CatchSena, LinkRefused, Outcome, Token, WebVisitor, check_link, read_token
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -41,7 +46,12 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'self' https://web.telegram.org"
 )
-STATIC_FILES = {"table.js": "text/javascript", "cards.js": "text/javascript", "table.css": "text/css"}
+STATIC_FILES = {
+    "table.js": "text/javascript",
+    "replay.js": "text/javascript",
+    "cards.js": "text/javascript",
+    "table.css": "text/css",
+}
 NOT_ALLOWED = N_("This link is not valid for this table, or it has expired. Ask for a new one in the chat.")
 TOO_FAST = N_("Slow down a little.")
 HUB: web.AppKey[Hub] = web.AppKey("hub", Hub)
@@ -95,12 +105,23 @@ class WebTable:
         app = web.Application(middlewares=[_headers], client_max_size=16 * 1024)
         app[HUB] = self.hub
         app.router.add_get("/t/{table}", self.index)
+        # A Mini App opened by its direct link: at its registered address, its table in ``start_param``.
+        app.router.add_get("/t/", self.index)
+        app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static)
         app.router.add_post("/api/session", self.session)
         app.router.add_get("/api/events", self.events)
         app.router.add_post("/api/act", self.act)
         app.router.add_get("/rules/{lang}", self.rules)
         app.router.add_get("/healthz", self.healthz)
+        replays = ReplayRoutes(
+            self.service.deps.history,
+            self.secret,
+            self.files["index.html"],
+            pause=self.hub.pause,
+            clock=self.clock,
+        )
+        replays.add_to(app)
         return app
 
     async def index(self, request: web.Request) -> web.Response:
@@ -135,7 +156,7 @@ class WebTable:
         lang = normalize_language(str(body.get("lang") or DEFAULT_LANGUAGE)[:8])
         try:
             visitor = self._visitor(body, table)
-        except Refused as exc:
+        except LinkRefused as exc:
             log.info("web: a credential was refused (%s)", exc.reason)
             return _refused(lang)
         try:
@@ -147,12 +168,12 @@ class WebTable:
             return _refused(lang)
         return _no_store(web.json_response({"page": opened.id, "table": visitor.table}))
 
-    def _visitor(self, body: dict[str, object], table: str) -> Visitor:
+    def _visitor(self, body: dict[str, object], table: str) -> WebVisitor:
         now = self.clock()
         init_data = body.get("init_data")
         if isinstance(init_data, str) and init_data:
             if self.telegram_token is None:
-                raise Refused("no Telegram bot here")
+                raise LinkRefused("no Telegram bot here")
             return telegram_visitor(init_data, self.telegram_token, table, now, self.initdata_max_age)
         return check_link(self.secret, str(body.get("link", "")), table, now)
 
@@ -199,7 +220,7 @@ class WebTable:
         outcome = await self.service.press(user, token, shown_at=_shown_at(watcher, token))
         if self.on_outcome is not None and outcome.messages:
             await self.on_outcome(outcome)
-        await self.hub.poke(watcher.table)
+        # (Its pages are not read here: the write announced itself, and that notice reads the table once.)
         return _no_store(
             web.json_response({"ok": outcome.ok, "answer": outcome.answer, "alert": outcome.alert})
         )

@@ -31,9 +31,10 @@ from pydantic import ValidationError
 
 from bot.app._chat_commands import ChatCommands
 from bot.app._deps import ServiceDeps
+from bot.app._unit_of_work import announce
 from bot.i18n import translator
 from bot.i18n.markers import N_
-from bot.kernel import ChatRef, LruCache, Outcome, OutMessage, TableState, TableStatus, measured_command
+from bot.kernel import ChatRef, LruCache, Outcome, OutMessage, TableState, measured_command
 from bot.store import ChatBusy, StoreUnavailable, VersionConflict
 
 log = logging.getLogger(__name__)
@@ -125,9 +126,9 @@ class ChatMoves:
             # Where its messages began belongs to the old chat: the new one posts them afresh.
             table.since = {slot: v for slot, v in table.since.items() if not slot.endswith(f"@{old}")}
             table.updated_at = self.deps.clock()
-            finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+            finished = table.finished
             try:
-                await self.deps.tables.compare_and_set(
+                written = await self.deps.tables.compare_and_set(
                     table_id,
                     version,
                     table.model_dump_json(),
@@ -137,6 +138,7 @@ class ChatMoves:
                 )
             except VersionConflict:
                 continue
+            await announce(self.deps.notices, table_id, written.version)
             return True
         raise StoreUnavailable(f"table {table_id!r} kept changing while it moved")
 

@@ -9,7 +9,7 @@ import logging
 
 from bot.app._deps import ServiceDeps
 from bot.app._unit_of_work import TableWork
-from bot.kernel import DEADLINE_LAG, Outcome
+from bot.kernel import DEADLINE_LAG, DeadlineKey, Outcome
 from bot.store import StoreUnavailable
 from bot.table import Answer, TableContext, fire_deadline
 
@@ -36,9 +36,10 @@ class DeadlineWork:
 
     async def fire(self, key: str) -> Outcome:
         """Act on one claimed deadline (a stale one changes nothing)."""
-        table_id = key.split("|", 1)[0]
-        if len(table_id) != 8:
+        deadline = DeadlineKey.parse(key)
+        if deadline is None or len(deadline.table) != 8:
             return Outcome(ok=False)
+        table_id = deadline.table
 
         def step(ctx: TableContext) -> Answer:
             if ctx.table.due_key == key and ctx.table.due is not None:

@@ -12,9 +12,18 @@ from dataclasses import dataclass, field
 
 from bot.app._throttle import Throttle
 from bot.history import HistoryStore, MemoryHistory
+from bot.kernel import WebAccess
 from bot.leaderboard import LeaderboardStore, ResultQueue
 from bot.lessons import MemoryProgress, ProgressStore
-from bot.store import DeadlineStore, MemoryOnce, OnceStore, PreferencesStore, TableStore
+from bot.store import (
+    DeadlineStore,
+    MemoryOnce,
+    MemoryTableNotices,
+    OnceStore,
+    PreferencesStore,
+    TableNotices,
+    TableStore,
+)
 from bot.table import FlowSettings
 from engine.ai.policy import Policy, make_policy
 
@@ -61,3 +70,8 @@ class ServiceDeps:
     """Where each learner is in the lessons (``/learn``, :mod:`bot.lessons`)."""
     history: HistoryStore = field(default_factory=MemoryHistory)
     """Where every finished hand is kept (``/history``, see :mod:`bot.app._history_commands`)."""
+    notices: TableNotices = field(default_factory=MemoryTableNotices)
+    """Where every table write is announced (its id and version): the web table's pages hear it at once."""
+    web: WebAccess | None = None
+    """The web table as the chats offer it (its links, each platform's door); ``None``: no web table, no
+    button to it anywhere, and ``/history`` links to no replay."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bot.history import KeptHand, kept_hand
 from bot.i18n.markers import N_
-from bot.kernel import MACHINE_MARK, MACHINE_NAMES, OutMessage, TableState, TableStatus
+from bot.kernel import MACHINE_MARK, MACHINE_NAMES, OutMessage, TableState, TableStatus, WebAccess
 from bot.leaderboard import MACHINE_PREFIX, GameResult, PlayerRef
 from bot.screens import SENA_NAMES, Renderer, picker_open, seat_name
 from bot.table import (
@@ -88,25 +88,25 @@ def as_found(ctx: TableContext) -> Before:
     return Before(ctx.table.status, private_signature(ctx))
 
 
-def drawn(ctx: TableContext, found: Before) -> Drawn:
+def drawn(ctx: TableContext, found: Before, web: WebAccess | None = None) -> Drawn:
     """What the command shows, answers, keeps and rates: from its step's events, with the table as the
     command found it and as the step left it. The views, in the order they are posted:
 
     1. the lobby, while the table is one or has just stopped being one (drawn once more, without buttons);
-    2. what each event shows, as it happened: a finished hand its last table and its showdown (and it is kept
-       and rated), a timeout, an expired lobby, a pause's end a notice, a caught seña the catcher's hand,
-       hands asked for;
+    2. what each event shows, as it happened: a finished hand its last table and showdown (kept and rated), a
+       timeout, an expired lobby or a pause's end a notice, a caught seña the catcher's hand, hands asked for;
     3. the current hand's table, unless that hand is over (its showdown said it all; a cancelled game's is
        drawn once more, without buttons); then every private hand that shows something new, as new messages
        after new cards — none after an answer to the presser alone ("My cards", a catch) or a closed window.
 
     1 and 3 only when the table changed or an event asks for it as it stands (the table shown, a catch window
     closed). A table message begins a new message when this command dealt its hand (or asked for new ones, or
-    the table resumed). A paused table draws nothing: nothing could reach its chat."""
+    the table resumed). A paused table draws nothing: nothing could reach its chat. ``web``: the chats' doors
+    to the web table, drawn as buttons."""
     table = ctx.table
     if table.paused is not None:
         return Drawn(())
-    r = _renderer(ctx, table, ctx.match)
+    r = _renderer(ctx, table, ctx.match, web)
     views: list[OutMessage] = []
     finished: list[HandFinished] = []
     answer: Answer = None
@@ -122,7 +122,7 @@ def drawn(ctx: TableContext, found: Before) -> Drawn:
             case TableShown(fresh=fresh):
                 shown, fresh_table = True, fresh
             case HandFinished():
-                views.extend(_hand_end(ctx, event, fresh=fresh_table))
+                views.extend(_hand_end(ctx, event, web, fresh=fresh_table))
                 fresh_table = False  # the next table message edits the one just drawn
                 finished.append(event)
             case SeatTimedOut() | LobbyExpired() | TableResumed() | TableAbandoned():
@@ -173,10 +173,12 @@ def _private_hands(r: Renderer, seats: Iterable[int], *, fresh: bool) -> list[Ou
     return [hand for hand in hands if hand is not None]
 
 
-def _hand_end(ctx: TableContext, finished: HandFinished, *, fresh: bool) -> list[OutMessage]:
+def _hand_end(
+    ctx: TableContext, finished: HandFinished, web: WebAccess | None, *, fresh: bool
+) -> list[OutMessage]:
     """A finished hand's last table (new when this command dealt it too: it must not edit the last hand's)
     and its showdown, as the table stood when it ended."""
-    r = _renderer(ctx, finished.table, finished.match)
+    r = _renderer(ctx, finished.table, finished.match, web)
     return [r.table_message(fresh=fresh), r.showdown()]
 
 
@@ -247,7 +249,10 @@ def private_signature(ctx: TableContext) -> object:
     )
 
 
-def _renderer(ctx: TableContext, table: TableState, match: Match | None) -> Renderer:
-    """The renderer of ``table`` now, with the flow's turn time and the seña lag a chat allows."""
+def _renderer(ctx: TableContext, table: TableState, match: Match | None, web: WebAccess | None) -> Renderer:
+    """The renderer of ``table`` now, with the flow's turn time, the seña lag a chat allows and the chats'
+    doors to the web table."""
     settings = ctx.settings
-    return Renderer(table, match, ctx.now, turn_seconds=settings.turn_timeout, catch_lag=settings.catch_lag)
+    return Renderer(
+        table, match, ctx.now, turn_seconds=settings.turn_timeout, catch_lag=settings.catch_lag, web=web
+    )

@@ -5,7 +5,10 @@ finished it recorded (:mod:`bot.app._drawn`) and kept once that command's write 
 (:func:`keep_hands`); a history store that fails is logged and never breaks the table command. ``/history``
 shows the last hands of the chat's current or last match, each a short summary with buttons: the whole hand
 to the presser alone (a private message, an ephemeral reply) or in the chat, and the match as two files (the
-conformance JSON that ``python -m engine.replay`` replays, and readable text).
+conformance JSON that ``python -m engine.replay`` replays, and readable text). When the web table is served
+(:attr:`ServiceDeps.web`), a line links to the match's replay there: a link bound to the chat (what it
+shows is what the chat's history shows: finished hands, no seña's meaning), so it may stand in the chat's
+answer.
 
 History buttons are tokens like every other (``{table}.{hand}.hist``, ``….histc``, ``{table}.0.hexp``):
 parsed against the grammar, then checked against the store — a hand no longer kept, a button of a chat whose
@@ -64,6 +67,8 @@ ALREADY_POSTED = _("Already posted here a moment ago.")
 SENT_PRIVATELY = _("📜 I sent you the hand in our private chat.")
 # Translators: the last line of /history, above its buttons "🔒 3" and "💬 3" (one of each per hand).
 HISTORY_KEYS = _("🔒 shows a hand to you alone, 💬 to the whole chat.")
+# Translators: {link} is an address of the web table where the match is replayed hand by hand.
+REPLAY_LINK = _("▶️ Replay the match hand by hand, with the cards: {link}")
 EXPORT_BUTTON = _("⬇️ Export the match")
 EXPORT_JSON_CAPTION = _("📎 The match as a replayable record: python -m engine.replay {file}")
 EXPORT_TEXT_CAPTION = _("📎 The match as text, hand by hand.")
@@ -129,11 +134,11 @@ class HistoryCommands:
             days = max(1, round(store.retention / 86400))
             text = t.format(HISTORY_NONE, days=days)
             return Outcome(messages=(OutMessage(slot="history", text=text, chat=chat.key, fresh=True),))
-        lines = [t.gettext(HISTORY_TITLE)]
+        table_id = kept[0].table
+        lines = [t.gettext(HISTORY_TITLE), *self._replay_line(chat, lang, table_id)]
         for hand in kept:
             lines.extend(summary_lines(t, hand))
         lines.append(t.gettext(HISTORY_KEYS))
-        table_id = kept[0].table
         rows = (
             tuple(Button(f"🔒 {k.hand_no}", history_token(table_id, k.hand_no, "hist")) for k in kept),
             tuple(Button(f"💬 {k.hand_no}", history_token(table_id, k.hand_no, "histc")) for k in kept),
@@ -141,6 +146,19 @@ class HistoryCommands:
         )
         view = OutMessage(slot="history", text="\n".join(lines), chat=chat.key, buttons=rows, fresh=True)
         return Outcome(messages=(view,))
+
+    def _replay_line(self, chat: ChatRef, lang: str, table_id: str) -> list[str]:
+        """The line that links to the match's replay on the web table, when it is served.
+
+        The link is bound to the chat, not to the person who asked: the answer is the chat's, and a replay
+        shows what the chat's history shows. It goes near the top, so that a platform that cuts a long text
+        (Discord at 2,000 characters) cuts a summary, never the address."""
+        links = None if self.deps.web is None else self.deps.web.links
+        if links is None:
+            return []
+        viewer = UserRef(chat.key, "", lang)  # (no name: a replay greets nobody, and the link stays short)
+        link = links.replay(viewer, table_id, self.deps.clock())
+        return [translator(lang).format(REPLAY_LINK, link=link)]
 
     async def press(self, user: UserRef, token: Token, chat: ChatRef | None) -> Outcome:
         """A history button: open a kept hand (to the presser, or in the chat) or export its match."""

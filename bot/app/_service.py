@@ -24,6 +24,7 @@ from bot.app._languages import Languages
 from bot.app._lesson_commands import LessonCommands
 from bot.app._pauses import Pauses
 from bot.app._unit_of_work import TableWork
+from bot.app._web_entry import WebEntry
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
@@ -37,6 +38,7 @@ from bot.kernel import (
     LessonChoice,
     OpenHand,
     OpenLesson,
+    OpenWeb,
     Outcome,
     OutMessage,
     Seat,
@@ -87,8 +89,8 @@ class Service:
     ``/learn``, :attr:`invitations` whom to invite privately from a group, :attr:`languages` a chat's and a
     person's own language, :attr:`moves` a chat that moved to a new key (a Telegram group upgraded to a
     supergroup) and :attr:`pauses` a chat the bot cannot reach (its table paused) or a player who blocked
-    it. A pressed button and an invitation are routed by their type through one table each
-    (:attr:`presses`, :attr:`invites`: the message bus).
+    it, and :attr:`web` a presser's own link to a table's web page. A pressed button and an invitation are
+    routed by their type through one table each (:attr:`presses`, :attr:`invites`: the message bus).
     """
 
     def __init__(self, deps: ServiceDeps) -> None:
@@ -103,11 +105,13 @@ class Service:
         self.moves = ChatMoves(deps, self.chats, lambda table_id: self.show_table(table_id))
         self.languages = Languages(deps, self.tables, self.chats)
         self.pauses = Pauses(deps, self.tables, self.invitations, self.show_hand)
+        self.web = WebEntry(deps, self.tables)
         self.presses: Bus[Token] = Bus(key=lambda token: token.command, fallback=self._table_press)
         """Who answers a pressed button, by its command's type (a table's steps answer the rest)."""
         self.presses.register(self.lessons.press, LessonChoice, OpenLesson)
         self.presses.register(self.history.press, OpenHand, ExportMatch)
         self.presses.register(self._language_press, SetLanguage)
+        self.presses.register(self.web.press, OpenWeb)
         self.invites: Bus[Invite] = Bus(key=lambda invite: invite, fallback=self._rules_invite)
         """What an invitation opened privately does, by its type (the rules for the rest)."""
         self.invites.register(self._seat_invite, JoinSeat)
@@ -160,6 +164,8 @@ class Service:
             self._reposted.clear()
         self._reposted[table_id] = now
         shown = await self.show_table(table_id, user)
+        if shown.paused:  # nothing was posted: the next /newgame may resume it (the chat can be back by then)
+            self._reposted.pop(table_id, None)
         answer = shown.answer if shown.paused else say(lang, ALREADY_TABLE)
         return Outcome(answer=answer, messages=shown.messages, ok=False, table=table_id, paused=shown.paused)
 

@@ -13,9 +13,7 @@ Results of finished games are rated off the command path when a queue is wired.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -25,11 +23,19 @@ from pydantic import ValidationError
 from bot.app._deps import ServiceDeps
 from bot.app._drawn import Before, Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
+from bot.app._wakes import LoopWakes
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
-from bot.kernel import Outcome, OutMessage, TableState, TableStatus, UserRef
+from bot.kernel import Outcome, OutMessage, TableState, UserRef
 from bot.leaderboard import GameResult
-from bot.store import DeadlineChanges, StoredTable, StoreError, StoreUnavailable, VersionConflict
+from bot.store import (
+    DeadlineChanges,
+    StoredTable,
+    StoreError,
+    StoreUnavailable,
+    TableNotices,
+    VersionConflict,
+)
 from bot.table import (
     NOT_NOW,
     Answer,
@@ -109,16 +115,8 @@ class TableWork:
         self._policies: dict[str, Policy] = {}
         self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
         """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
-        self.deadline_added = asyncio.Event()
-        """Set when a command schedules a deadline due before :attr:`wake_before` (the deadline loop waits
-        on it)."""
-        self.wake_before = -math.inf
-        """While the deadline loop sleeps: the stored deadline it wakes up for at the latest, so that only a
-        deadline due sooner (a machine's move, the next deal) wakes it — not every turn's timeout, due after
-        the ones it waits for already. Minus infinity while it runs: then :attr:`soonest_added` counts."""
-        self.soonest_added = math.inf
-        """The soonest deadline scheduled since the deadline loop began its round: if it is due before the
-        next one the loop found (the write landed after it looked), the loop looks again at once."""
+        self.wakes = LoopWakes()
+        """Told every deadline a command schedules (this worker's deadline loop sleeps on it)."""
         self._newest: dict[str, int] = {}
         """The newest version of each cached table that this worker has seen."""
 
@@ -192,7 +190,7 @@ class TableWork:
         if not ctx.changed:
             if not await self._confirmed(command, loaded):
                 return None
-            shown = drawn(ctx, found)
+            shown = drawn(ctx, found, self.deps.web)
             views = _stamped(shown.views, loaded.version, ctx.table, begin=False)
             return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
         return await self._write(command, loaded, found, answer)
@@ -243,23 +241,16 @@ class TableWork:
         ctx = loaded.ctx
         arm_deadline(ctx)
         ctx.sync_match()
-        shown = drawn(ctx, found)
+        shown = drawn(ctx, found, self.deps.web)
         # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
         views = _stamped(shown.views, loaded.version + 1, ctx.table, begin=True)
         schedule, stale = _deadline_changes(ctx, loaded.due)
         if not await self._compare_and_set(command, loaded, schedule, stale):
             return None
-        if schedule:
-            self._scheduled(min(due for _, due in schedule))
+        if schedule:  # (a machine's move may be due soon: the deadline loop wakes if it sleeps past it)
+            self.wakes.scheduled(min(due for _, due in schedule))
         await self._after_write(shown, ctx.now, () if self.deps.atomic_deadlines else stale)
         return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
-
-    def _scheduled(self, due: float) -> None:
-        """A write scheduled a deadline: wake this worker's deadline loop if it sleeps past it (a machine may
-        be due soon), or tell it, if it is running its round."""
-        self.soonest_added = min(self.soonest_added, due)
-        if due < self.wake_before:
-            self.deadline_added.set()
 
     async def _compare_and_set(
         self, command: _Command, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]
@@ -271,7 +262,7 @@ class TableWork:
             # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
             for key, due in schedule:
                 await self.deps.deadlines.schedule(key, due)
-        finished = table.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+        finished = table.finished
         try:
             written = await self.deps.tables.compare_and_set(
                 table_id,
@@ -290,6 +281,7 @@ class TableWork:
             self._newest.pop(table_id, None)
         else:
             self._keep(table_id, written.version, loaded.ctx)
+        await announce(self.deps.notices, table_id, written.version)
         return True
 
     async def _still_current(self, table_id: str, version: int) -> bool:
@@ -353,6 +345,16 @@ class TableWork:
             return 0
         await self._rate(results, self.deps.clock())
         return len(results)
+
+
+async def announce(notices: TableNotices, table_id: str, version: int) -> None:
+    """Tell whoever shows ``table_id`` live that it was written as ``version`` (right after the write, before
+    its housekeeping: a web page is that much sooner). A notice that cannot be sent is only logged: the write
+    is stored, and a listener's safety poll finds it."""
+    try:
+        await notices.publish(table_id, version)
+    except StoreError as exc:
+        log.warning("could not announce table %s v%d: %s", table_id, version, exc, extra={"table": table_id})
 
 
 def _deadline_changes(ctx: TableContext, old_due: str | None) -> tuple[Deadlines, tuple[str, ...]]:

@@ -387,5 +387,9 @@ def _stored_view(chat_id: str, raw: str | None) -> OutMessage | None:
 
 def _digest(message: OutMessage) -> str:
     """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
-    shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
+    # (a button that presses keeps the pair every version digested: a view that did not change is not drawn)
+    buttons = [
+        [(b.label, b.url, b.kind) if b.opens else (b.label, b.token) for b in row] for row in message.buttons
+    ]
+    shown = (message.text, buttons, message.markdown)
     return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()

@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from bot.kernel import Button, OutMessage
+from bot.kernel import OutMessage, buttons_from_json, buttons_to_json
 from bot.store import DEFAULT_PREFIX, AnyRedis, unavailable_errors
 
 OUTBOX_CAP = 10_000
@@ -24,12 +24,14 @@ OUTBOX_CAP = 10_000
 
 def encode(message: OutMessage) -> str:
     """A view as JSON."""
+    pressed, links = buttons_to_json(message.buttons)
     data: dict[str, Any] = {
         "slot": message.slot,
         "text": message.text,
         "chat": message.chat,
         "user": message.user,
-        "buttons": [[[b.label, b.token] for b in row] for row in message.buttons],
+        "buttons": pressed,
+        "links": links,
         "fresh": message.fresh,
         "table": message.table,
         "origin": message.origin,
@@ -42,7 +44,7 @@ def encode(message: OutMessage) -> str:
 def decode(raw: str | bytes) -> OutMessage:
     """A view from :func:`encode`'s JSON."""
     data = json.loads(raw)
-    buttons = tuple(tuple(Button(str(label), str(token)) for label, token in row) for row in data["buttons"])
+    buttons = buttons_from_json(data["buttons"], data.get("links") or ())  # (no links from an older version)
     return OutMessage(
         slot=str(data["slot"]),
         text=str(data["text"]),

@@ -7,7 +7,14 @@
 
 from bot.history._model import KeptHand, kept_hand
 from bot.history._store import MATCHES_PER_CHAT, HistoryStore, MemoryHistory, RedisHistory
-from bot.history._text import export_json, export_text, match_title, story_text, summary_lines
+from bot.history._text import (
+    export_json,
+    export_text,
+    match_title,
+    result_lines,
+    story_text,
+    summary_lines,
+)
 
 __all__ = [
     "MATCHES_PER_CHAT",
@@ -19,6 +26,7 @@ __all__ = [
     "export_text",
     "kept_hand",
     "match_title",
+    "result_lines",
     "story_text",
     "summary_lines",
 ]

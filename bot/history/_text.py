@@ -97,6 +97,11 @@ def summary_lines(t: Translator, kept: KeptHand) -> list[str]:
     return [" ".join([head, *won]), "  " + " · ".join(parts)]
 
 
+def result_lines(t: Translator, kept: KeptHand) -> list[str]:
+    """What the hand won, one line each, if anything: the game, the vaca, the match."""
+    return _results(t, kept.table_state(t.lang), kept)
+
+
 def _results(t: Translator, table: TableState, kept: KeptHand) -> list[str]:
     lines = []
     if kept.game_winner is not None:

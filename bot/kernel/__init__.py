@@ -4,13 +4,17 @@ and metrics.
 * :mod:`bot.kernel._model` — :class:`TableState` (stored as versioned JSON), seats, users, chats, and the
   options a lobby offers (:data:`TARGET_CHOICES`, :data:`LEVELS`);
 * :mod:`bot.kernel._views` — :class:`OutMessage`, :class:`Outcome`, :class:`Button`: what the core returns;
+* :mod:`bot.kernel._deadline_keys` — :class:`DeadlineKey`: a table's deadline, typed (what it waits for);
 * :mod:`bot.kernel._tokens` — button tokens: made, and parsed once into typed commands;
 * :mod:`bot.kernel._invites` — deep links that bring a player to the bot privately;
 * :mod:`bot.kernel._names` — player names cleaned and isolated for display, and the machine seats' names;
 * :mod:`bot.kernel._metrics` — Prometheus metrics (bounded labels);
-* :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches.
+* :mod:`bot.kernel._lru` — :class:`LruCache`, the bound of a worker's per-chat caches;
+* :mod:`bot.kernel._web_links` — signed links to the web table (:class:`WebLinks`), made by the core and
+  checked by the web adapter; :class:`WebAccess`, each chat platform's door to the web table.
 """
 
+from bot.kernel._deadline_keys import DeadlineKey, DeadlineKind
 from bot.kernel._invites import (
     Invitation,
     Invite,
@@ -64,6 +68,7 @@ from bot.kernel._tokens import (
     OpenHand,
     OpenLesson,
     OpenPicker,
+    OpenWeb,
     PickCard,
     SetLanguage,
     ShowCards,
@@ -85,7 +90,24 @@ from bot.kernel._tokens import (
     sena_stamp,
     turn_stamp,
 )
-from bot.kernel._views import KEPT_SLOTS, Button, Outcome, OutMessage
+from bot.kernel._views import (
+    KEPT_SLOTS,
+    Button,
+    Outcome,
+    OutMessage,
+    buttons_from_json,
+    buttons_to_json,
+)
+from bot.kernel._web_links import (
+    LinkRefused,
+    WebAccess,
+    WebDoor,
+    WebLinks,
+    WebVisitor,
+    check_link,
+    replay_place,
+    sign_link,
+)
 
 __all__ = [
     "CHAT_SCOPE",
@@ -109,18 +131,22 @@ __all__ = [
     "ChangeOption",
     "ChatRef",
     "ConfirmDiscard",
+    "DeadlineKey",
+    "DeadlineKind",
     "ExportMatch",
     "HandPosition",
     "Invitation",
     "Invite",
     "JoinSeat",
     "LessonChoice",
+    "LinkRefused",
     "LobbyAction",
     "LruCache",
     "MakeSena",
     "OpenHand",
     "OpenLesson",
     "OpenPicker",
+    "OpenWeb",
     "OutMessage",
     "Outcome",
     "PickCard",
@@ -139,7 +165,14 @@ __all__ = [
     "TokenError",
     "TurnAction",
     "UserRef",
+    "WebAccess",
+    "WebDoor",
+    "WebLinks",
+    "WebVisitor",
     "action_code",
+    "buttons_from_json",
+    "buttons_to_json",
+    "check_link",
     "clean_name",
     "encode_invite",
     "hand_stamp",
@@ -157,8 +190,10 @@ __all__ = [
     "read_token",
     "record_build",
     "record_press",
+    "replay_place",
     "rules_link_text",
     "sena_stamp",
+    "sign_link",
     "turn_stamp",
     "watch_queue",
 ]

@@ -37,9 +37,9 @@ class LruCache(Generic[_K, _V]):
         if len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
 
-    def pop(self, key: _K) -> None:
-        """Forget ``key`` (nothing if unknown)."""
-        self._entries.pop(key, None)
+    def pop(self, key: _K) -> _V | None:
+        """Forget ``key``: its entry, or ``None`` if it had none."""
+        return self._entries.pop(key, None)
 
     def __len__(self) -> int:
         """How many entries it holds."""

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.kernel._deadline_keys import DeadlineKey
 from bot.kernel._names import clean_name
 from engine.state import SCHEMA_VERSION as MATCH_SCHEMA_VERSION
 from engine.state import MatchState
@@ -61,6 +62,12 @@ class TableStatus(StrEnum):
     PLAYING = "playing"
     FINISHED = "finished"
     CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        """Whether a table in this status is over for good: its match won (``FINISHED``) or the table closed
+        (``CANCELLED``). Nothing plays at it again; it is only shown, and forgotten in time."""
+        return self in (TableStatus.FINISHED, TableStatus.CANCELLED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +222,16 @@ class TableState(BaseModel):
             if match_schema is not None and match_schema > MATCH_SCHEMA_VERSION:
                 _tell_newer("match", match_schema, MATCH_SCHEMA_VERSION)
         return {**data, "schema_version": SCHEMA_VERSION}
+
+    @property
+    def deadline(self) -> DeadlineKey | None:
+        """The pending deadline (:attr:`due_key`), typed: what the table waits for, and since when."""
+        return None if self.due_key is None else DeadlineKey.parse(self.due_key)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the table is over for good (won or closed: :attr:`TableStatus.finished`)."""
+        return self.status.finished
 
     def seat_of(self, user_key: str) -> int | None:
         """The seat of a user, if seated."""

@@ -1,7 +1,6 @@
 """Action tokens: the compact strings carried by buttons (≤ 64 bytes, the strictest chat platform's limit).
 
-A token is ``{table}.{stamp}.{code}``, or ``-.C.lang_xx`` for the language picker (which acts on the chat
-where it is pressed, not on a table):
+A token is ``{table}.{stamp}.{code}``, or ``-.C.lang_xx`` for the language picker (of the chat it is in):
 
 - ``table``: the table id (8 characters, ``[a-z0-9]``);
 - ``stamp``: what the button was drawn for, so that a stale button is recognised — ``L`` for the lobby,
@@ -23,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -48,7 +48,7 @@ CODE_RE = re.compile(
     r"seat[0-3]|leave|start|cancel|o_senas|o_target|o_mode|o_level"  # lobby
     r"|mus|nomus|paso|quiero|noquiero|ordago|env\d{1,2}|sube\d{1,2}|more"  # turn actions, amount picker
     r"|pick_(?:1[0-2]|[1-7])[ocbe]|discard"  # discard selection: the card itself, never a position
-    r"|sena_[a-z_]{4,16}|catch\d{1,2}|cards"  # señas, catches, own cards
+    r"|sena_[a-z_]{4,16}|catch\d{1,2}|cards|web"  # señas, catches, own cards, one's link to the web table
     r"|hist|histc|hexp"  # a kept hand (to the presser, in the chat), the match's files (bot.app)
     r")$"
 )
@@ -160,6 +160,11 @@ class ShowCards:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenWeb:
+    """ "🃏 Table": one's own signed link to the table's web page (a platform without a Mini App)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SetLanguage:
     """Set the language of the chat where the button was pressed."""
 
@@ -210,12 +215,18 @@ Command = (
     | MakeSena
     | CatchSena
     | ShowCards
+    | OpenWeb
     | SetLanguage
     | OpenHand
     | ExportMatch
     | LessonChoice
     | OpenLesson
 )
+
+
+#: The commands a code names with nothing more to read from it.
+_PLAIN_CODES: dict[str, Callable[[], Command]]
+_PLAIN_CODES = {"more": OpenPicker, "discard": ConfirmDiscard, "cards": ShowCards, "web": OpenWeb}
 
 
 def command_of(code: str) -> Command:
@@ -229,12 +240,8 @@ def command_of(code: str) -> Command:
         return LobbyAction(code)  # type: ignore[arg-type]
     if code in ("o_senas", "o_target", "o_mode", "o_level"):
         return ChangeOption(code.removeprefix("o_"))  # type: ignore[arg-type]
-    if code == "more":
-        return OpenPicker()
-    if code == "discard":
-        return ConfirmDiscard()
-    if code == "cards":
-        return ShowCards()
+    if code in _PLAIN_CODES:
+        return _PLAIN_CODES[code]()
     if code in ("hist", "histc"):
         return OpenHand(here=code == "histc")
     if code == "hexp":

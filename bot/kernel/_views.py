@@ -8,18 +8,62 @@ buttons carrying action tokens. ``slot`` names the logical message it updates (`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 #: Slots whose message is kept and edited in place (one per table and chat); others are always new messages.
 KEPT_SLOTS = frozenset({"lobby", "table", "hand"})
 
+#: What pressing a button does: send its token back to the bot (``press``), open an address (``link``), or
+#: open the address as an app inside the chat (``web_app``: a Telegram Mini App, private chats only).
+ButtonKind = Literal["press", "link", "web_app"]
+_LINK_KINDS: frozenset[str] = frozenset({"link", "web_app"})
+
 
 @dataclass(frozen=True, slots=True)
 class Button:
-    """A button: its label (translated) and the token it sends back."""
+    """A button: its label (translated) and the token it sends back — or, for a link button, the address
+    it opens (``url``), in a browser or as an app inside the chat (``kind``)."""
 
     label: str
-    token: str
+    token: str = ""
+    url: str = ""
+    """The address a link button opens (empty for a button that sends its token)."""
+    kind: ButtonKind = "press"
+
+    @classmethod
+    def link(cls, label: str, url: str, *, web_app: bool = False) -> Button:
+        """A button that opens ``url`` (as an app inside the chat with ``web_app``) instead of pressing."""
+        return cls(label, url=url, kind="web_app" if web_app else "link")
+
+    @property
+    def opens(self) -> bool:
+        """Whether the button opens an address rather than sending a token (nothing of the bot's to press)."""
+        return self.kind != "press"
+
+
+def buttons_to_json(rows: Sequence[Sequence[Button]]) -> tuple[list[list[list[str]]], list[list[Any]]]:
+    """Button rows as JSON: the rows of the buttons that send a token (``[label, token]`` each, as every
+    version wrote them), and the link buttons apart, each with its place (``[row, column, label, url,
+    kind]``): an older version reads the rows and shows the view without the links (it ignores the field)."""
+    pressed = [[[b.label, b.token] for b in row if not b.opens] for row in rows]
+    links = [
+        [r, c, b.label, b.url, b.kind] for r, row in enumerate(rows) for c, b in enumerate(row) if b.opens
+    ]
+    return pressed, links
+
+
+def buttons_from_json(pressed: Any, links: Any = ()) -> tuple[tuple[Button, ...], ...]:
+    """The rows :func:`buttons_to_json` wrote (``ValueError``/``TypeError`` if they are not)."""
+    rows = [[Button(str(label), str(token)) for label, token in row] for row in pressed]
+    for r, c, label, url, kind in sorted(links or ()):
+        if kind not in _LINK_KINDS or not isinstance(url, str) or not url:
+            raise ValueError(f"not a link button: {kind!r}")
+        while len(rows) <= r:
+            rows.append([])
+        rows[r].insert(c, Button(str(label), url=url, kind=kind))
+    return tuple(tuple(row) for row in rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +103,10 @@ class OutMessage:
     deadline: float = 0.0
     """When the person on turn must have acted (Unix time), 0 when no clock runs: the text says how long a
     turn is (``⏱ 60 s``); a surface that can draw a live countdown counts down to this instead."""
+    phase: str = ""
+    """The stage of play a table's view shows — ``lobby``, a hand's phase (``mus``, ``discard``, ``grande``…,
+    ``over``), ``count`` (the showdown), ``started``, ``cancelled`` — for a surface that marks it (Discord
+    colours its embed by it); empty for every other view."""
 
     @property
     def private(self) -> bool:
@@ -78,7 +126,9 @@ class OutMessage:
     def to_json(self) -> str:
         """The view as JSON (kept in the store, so that another worker can show it again)."""
         fields = {name: getattr(self, name) for name in self.__slots__}
-        fields["buttons"] = [[[b.label, b.token] for b in row] for row in self.buttons]
+        fields["buttons"], links = buttons_to_json(self.buttons)
+        if links:
+            fields["links"] = links
         return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -86,9 +136,7 @@ class OutMessage:
         """The view :meth:`to_json` wrote (``ValueError`` if it is not one)."""
         try:
             fields = json.loads(data)
-            buttons = tuple(
-                tuple(Button(str(label), str(token)) for label, token in row) for row in fields.pop("buttons")
-            )
+            buttons = buttons_from_json(fields.pop("buttons"), fields.pop("links", ()))
             document = fields.pop("document", None)
             if document is not None:
                 name, content = document
@@ -108,6 +156,9 @@ class Outcome:
     """Shown to the presser only (a callback answer / an ephemeral reply)."""
     alert: bool = False
     """Show the answer as an alert the user must dismiss (e.g. a caught seña)."""
+    link: Button | None = None
+    """A link for the presser alone, shown with the answer (their own signed address of the web table): an
+    adapter shows it privately (an ephemeral reply), never in the chat, and never logs it."""
     messages: tuple[OutMessage, ...] = ()
     ok: bool = True
     """Whether the command changed something."""

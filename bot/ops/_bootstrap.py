@@ -7,7 +7,6 @@ import contextlib
 import gc
 import importlib.metadata
 import logging
-import math
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -27,9 +26,11 @@ from bot.store import (
     AnyRedis,
     EmbeddedRedis,
     EmbeddedRedisError,
+    MemoryTableNotices,
     RedisDeadlineStore,
     RedisOnce,
     RedisPreferences,
+    RedisTableNotices,
     RedisTableStore,
     StoreUnavailable,
     connect,
@@ -154,8 +155,11 @@ async def build_app(
     clock: Callable[[], float] = time.time,
     rng_factory: Callable[[], random.Random] = secure_rng,
     id_factory: Callable[[], str] = secure_table_id,
+    web_notices: bool = False,
 ) -> App:
-    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service.
+    """Connect to Redis (``REDIS_URL``, or an embedded server under ``DATA_DIR``) and build the service; with
+    ``web_notices``, every table write is announced on Redis for the web table's servers (a process that
+    serves it, or a worker of a bot that has one).
 
     Redis must answer first: :class:`StartupError` says why not, in one line. An embedded server is watched
     (and started again if it dies) until :meth:`App.close`.
@@ -178,6 +182,7 @@ async def build_app(
         rng_factory=rng_factory,
         id_factory=id_factory,
         history_days=settings.history_days,
+        web_notices=web_notices,
     )
     app = App(service, redis, server, outbox=RedisOutbox(redis, prefix=settings.redis_prefix))
     if server is not None and isinstance(redis, Redis):  # (an embedded server is never a cluster)
@@ -194,9 +199,11 @@ def redis_service(
     rng_factory: Callable[[], random.Random] = secure_rng,
     id_factory: Callable[[], str] = secure_table_id,
     history_days: float = 30,
+    web_notices: bool = False,
 ) -> Service:
     """The service on Redis stores, as production wires it (results rated off the command path); finished
-    hands are kept ``history_days`` days."""
+    hands are kept ``history_days`` days. Table writes are announced on Redis with ``web_notices`` only: a
+    bot without a web table spends no command on them."""
     deps = ServiceDeps(
         tables=RedisTableStore(redis, prefix=prefix),
         deadlines=RedisDeadlineStore(redis, prefix=prefix),
@@ -206,6 +213,7 @@ def redis_service(
         once=RedisOnce(redis, prefix=prefix),
         lessons=RedisProgress(redis, prefix=prefix),
         history=RedisHistory(redis, prefix=prefix, retention=history_days * 86400),
+        notices=RedisTableNotices(redis, prefix=prefix) if web_notices else MemoryTableNotices(),
         atomic_deadlines=True,
         settings=flow,
         clock=clock,
@@ -235,9 +243,9 @@ async def run_deadlines(
     """
     sweep = DeadlineSweep(service.deps.tables, service.deps.deadlines, interval=sweep_interval, clock=clock)
     outage = OutageLog(log, "deadline loop")
-    tables = service.tables
+    wakes = service.tables.wakes
     while not stop.is_set():
-        tables.soonest_added = math.inf
+        wakes.round_begins()
         try:
             await sweep.run_if_due()
             if drain is not None:
@@ -256,21 +264,7 @@ async def run_deadlines(
         else:
             outage.succeeded()
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        wake_before = math.inf if upcoming is None else upcoming
-        woken = tables.deadline_added
-        if tables.soonest_added < wake_before:  # scheduled during the round, maybe after next_due looked
-            woken.set()
-        if not woken.is_set():
-            # Sleep until the next deadline, the stop, or a command that schedules one due sooner.
-            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())]
-            tables.wake_before = wake_before
-            try:
-                await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                tables.wake_before = -math.inf
-                for waiter in waiters:
-                    waiter.cancel()
-        woken.clear()
+        await wakes.sleep(upcoming, wait, stop)  # or less: a command schedules one due sooner, the stop
 
 
 @dataclass
@@ -287,17 +281,12 @@ class DeadlineLoop:
     """Where views for a platform this process does not serve wait for a process that serves it."""
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
-    watchers: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
-    """Told the table of every outcome handed here (the web table's pages are fed at once, not at a poll)."""
 
     async def on_outcome(self, outcome: Outcome) -> None:
         """Render what a fired deadline produced, on whichever platform its chat is: here if this process
         serves it, else through that platform's outbox (:mod:`bot.delivery._outbox`)."""
         for delivery in self.deliveries:
             delivery.deliver(outcome.messages)
-        if outcome.table is not None:
-            for watcher in self.watchers:
-                await watcher(outcome.table)
         foreign: dict[str, list[OutMessage]] = {}
         for message in outcome.messages:
             chat = destination(message)

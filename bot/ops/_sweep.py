@@ -70,7 +70,7 @@ async def rearm_lost_deadlines(tables: TableStore, deadlines: DeadlineStore) -> 
         except ValidationError as exc:
             log.error("the deadline sweep cannot read table %s: %s", table_id, exc)
             return None
-        if table.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
+        if table.status.finished:
             return None
         if table.due_key is None or table.due is None or not math.isfinite(table.due):
             return None

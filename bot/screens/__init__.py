@@ -3,10 +3,12 @@ platform-neutral views in the table's language.
 
 * :mod:`bot.screens._render` — :class:`Renderer`: the lobby, the table message, showdowns, notices;
 * :mod:`bot.screens._private_view` — a player's private hand and its buttons;
+* :mod:`bot.screens._doors` — the buttons that lead from a chat to the web table;
 * :mod:`bot.screens._story` — every word said in a hand, in order;
 * :mod:`bot.screens._labels` — names of cards, lances, señas, seats and teams.
 """
 
+from bot.screens._doors import OPEN_TABLE
 from bot.screens._labels import (
     LANCE_NAMES,
     PARES_NAMES,
@@ -19,6 +21,7 @@ from bot.screens._labels import (
     cards_label,
     catch_label,
     hand_summary,
+    header_line,
     labelled,
     named_score,
     seat_name,
@@ -26,11 +29,12 @@ from bot.screens._labels import (
     team_names,
 )
 from bot.screens._private_view import picker_open
-from bot.screens._render import Renderer, header_line
+from bot.screens._render import Renderer
 from bot.screens._story import count_lines, lance_lines, mus_lines, result_words, stake_line, stopped_line
 
 __all__ = [
     "LANCE_NAMES",
+    "OPEN_TABLE",
     "PARES_NAMES",
     "PHASE_NAMES",
     "SCORE",

@@ -14,7 +14,7 @@ from engine.actions import Action, ActionKind
 from engine.cards import SUIT_SYMBOLS, Card, printed_rank, suit_of
 from engine.evaluation import Lance, ParesKind, evaluate
 from engine.hand_types import Phase
-from engine.match import amarracos
+from engine.match import MatchConfig, amarracos
 from engine.senas import Sena, SenaRecord
 
 _ = N_
@@ -236,3 +236,23 @@ def catch_label(t: Translator, name: str, second: bool) -> str:
 def second_sena(made: Sequence[SenaRecord], index: int) -> bool:
     """Whether seña ``index`` of those ``made`` is not its maker's first of the hand (its ⚡ says so)."""
     return any(s.seat == made[index].seat for s in made[:index])
+
+
+def header_line(t: Translator, table: TableState, config: MatchConfig) -> str:
+    """The table's first line — hand, game and vaca of how many, target — as every surface heads it."""
+    if table.options.mode == "game":
+        return t.format(
+            N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=config.target
+        )
+    pos = table.position
+    return t.format(
+        N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
+        n=table.hand_no,
+        game=pos.game,
+        games=2 * config.games_per_vaca - 1,
+        a=pos.games[0],
+        b=pos.games[1],
+        vaca=pos.vaca,
+        vacas=2 * config.vacas_per_match - 1,
+        target=config.target,
+    )

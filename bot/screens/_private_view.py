@@ -15,6 +15,7 @@ from bot.kernel import (
     OutMessage,
     TableState,
     TableStatus,
+    WebAccess,
     action_code,
     hand_stamp,
     make_token,
@@ -22,6 +23,7 @@ from bot.kernel import (
     sena_stamp,
     turn_stamp,
 )
+from bot.screens._doors import hand_door
 from bot.screens._labels import SENA_NAMES, card_label, cards_label, hand_summary, seat_name
 from engine.actions import ActionKind
 from engine.cards import Card, card_name
@@ -49,10 +51,11 @@ def picker_open(table: TableState, hand: Hand, seat: int) -> bool:
 class PrivateView:
     """Builds a seat's private views of one table at one moment."""
 
-    def __init__(self, table: TableState, match: Match | None) -> None:
-        """The views of ``table`` whose live match is ``match``."""
+    def __init__(self, table: TableState, match: Match | None, web: WebAccess | None = None) -> None:
+        """The views of ``table`` whose live match is ``match`` (``web``: the ways to the web table)."""
         self.table = table
         self.match = match
+        self.web = web
 
     def private_hand(self, seat: int, *, fresh: bool = False) -> OutMessage | None:
         """A player's own cards, with discard, bet-amount and seña buttons; ``None`` for machine seats."""
@@ -75,6 +78,9 @@ class PrivateView:
         rows = self._discard(seat, t, hand, view, lines)
         rows.extend(self._picker(seat, t, hand))
         rows.extend(self._sena_buttons(seat, t, hand, view))
+        door = hand_door(t, table, self.web)
+        if door is not None:
+            rows.append((door,))
         return self._private(seat, lines, tuple(rows), fresh)
 
     def _title(self, t: Translator) -> str:

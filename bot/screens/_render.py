@@ -6,21 +6,25 @@ hidden card: cards appear only in private messages and in the showdown. The hand
 every lance, the stake, the count's reasons) is written by :mod:`bot.screens._story`.
 
 Buttons appear only where a press does something: turn buttons on a person's turn, ⚡ only for a seña a
-person can still catch, "My cards" only while the hand is played; a closed table or hand has none.
+person can still catch, "My cards" and the way to the web table (:mod:`bot.screens._doors`) only while the
+hand is played; a closed table or hand has none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.i18n import Translator, translator
+from bot.i18n import translator
 from bot.i18n.markers import N_
 from bot.kernel import (
     MACHINE_NAMES,
     Button,
+    DeadlineKey,
+    DeadlineKind,
     OutMessage,
     TableState,
     TableStatus,
+    WebAccess,
     action_code,
     hand_stamp,
     lobby_stamp,
@@ -28,6 +32,7 @@ from bot.kernel import (
     turn_stamp,
 )
 from bot.screens import _story as story
+from bot.screens._doors import own_row
 from bot.screens._labels import (
     LANCE_NAMES,
     LEVEL_NAMES,
@@ -38,6 +43,7 @@ from bot.screens._labels import (
     cards_label,
     catch_label,
     hand_summary,
+    header_line,
     labelled,
     named_score,
     seat_name,
@@ -49,11 +55,13 @@ from bot.screens._private_view import PrivateView
 from engine.actions import ActionKind
 from engine.hand import Hand
 from engine.hand_types import Phase
-from engine.match import Match, MatchConfig
+from engine.match import Match
 
 _ = N_
 
 
+#: The stages of a table's view besides a hand's phases (:attr:`bot.kernel.OutMessage.phase`).
+LOBBY, STARTED, CANCELLED = "lobby", "started", "cancelled"
 #: A turn timeout longer than this is a terminal table's "no deadline": no clock is shown.
 _NO_CLOCK = 3600.0
 
@@ -69,18 +77,21 @@ class Renderer:
         *,
         turn_seconds: float | None = None,
         catch_lag: float = 0.0,
+        web: WebAccess | None = None,
     ) -> None:
         """Render ``table`` whose live match is ``match`` (``None`` in the lobby).
 
         ``turn_seconds`` is the time a person has for a turn, shown once per turn (a countdown redrawn every
         second would cost the group's message budget for nothing). A seña's ⚡ shows ``catch_lag`` seconds
-        past its window, for a screen that showed it late (its catch counts from then).
+        past its window, for a screen that showed it late (its catch counts from then). ``web``: the chats'
+        doors to the web table (none without one).
         """
         self.table = table
         self.match = match
         self.now = now
         self.turn_seconds = turn_seconds
         self.catch_lag = catch_lag
+        self.web = web
         self.t = translator(table.lang)
 
     # --- lobby ---------------------------------------------------------------------------------------
@@ -100,10 +111,10 @@ class Renderer:
         lines.append(self._options_line())
         if table.status is TableStatus.CANCELLED:
             lines.append(t.gettext(_("This table was cancelled.")))
-            return self._group("lobby", lines, (), fresh)
+            return self._group("lobby", lines, (), fresh, phase=CANCELLED)
         if table.status is not TableStatus.LOBBY:
             lines.append(t.gettext(_("The game has started.")))
-            return self._group("lobby", lines, (), fresh)
+            return self._group("lobby", lines, (), fresh, phase=STARTED)
         if table.private:
             lines.append(t.gettext(_("Choose the options, then start.")))
         else:
@@ -127,10 +138,16 @@ class Renderer:
             Button(t.gettext(_("▶ Start")), tok("start")),
             Button(t.gettext(_("✖ Cancel")), tok("cancel")),
         )
+        rows: tuple[tuple[Button, ...], ...] = (
+            seat_row[:2],
+            seat_row[2:],
+            option_row,
+            level_row,
+            control_row,
+        )
         if table.private:  # alone against the machines: no seats to take or leave
-            return self._group("lobby", lines, (option_row, level_row, control_row[1:]), fresh)
-        rows = (seat_row[:2], seat_row[2:], option_row, level_row, control_row)
-        return self._group("lobby", lines, rows, fresh)
+            rows = (option_row, level_row, control_row[1:])
+        return self._group("lobby", lines, rows, fresh, phase=LOBBY)
 
     def _lobby_token(self, code: str) -> str:
         return make_token(self.table.id, lobby_stamp(), code)
@@ -182,10 +199,10 @@ class Renderer:
         rows: list[tuple[Button, ...]] = []
         if table.status is TableStatus.CANCELLED:
             lines.append(t.gettext(_("This table was cancelled.")))
-            return self._group("table", lines, (), fresh)
+            return self._group("table", lines, (), fresh, phase=CANCELLED)
         if hand.over:
             lines.append(t.gettext(_("Hand over: see the count below.")))
-            return self._group("table", lines, (), fresh)
+            return self._group("table", lines, (), fresh, phase=Phase.OVER.value)
         stake = story.stake_line(t, table, view)
         if stake is not None:
             lines.append(stake)
@@ -197,23 +214,15 @@ class Renderer:
                 rows.extend(self._turn_buttons(match, seat))
                 deadline = self._turn_deadline(hand)
         rows.extend(self._flash_buttons(hand))
-        if any(s.human for s in table.seats):
-            rows.append(
-                (
-                    Button(
-                        t.gettext(_("🂠 My cards")), make_token(table.id, hand_stamp(table.hand_no), "cards")
-                    ),
-                )
-            )
-        return self._group("table", lines, tuple(rows), fresh, deadline=deadline)
+        rows.extend(own_row(t, table, self.web))
+        return self._group("table", lines, tuple(rows), fresh, deadline=deadline, phase=view.phase.value)
 
     def _turn_deadline(self, hand: Hand) -> float:
         """When the turn shown times out (0: it does not, or a machine plays it): the table's pending
         deadline, if it is this very turn's."""
-        table = self.table
-        turn_key = f"{table.id}|turn|{turn_stamp(table.hand_no, len(hand.log))}"
-        shown = self.turn_seconds is not None and self.turn_seconds <= _NO_CLOCK
-        return table.due if shown and table.due_key == turn_key and table.due is not None else 0.0
+        table, shown = self.table, self.turn_seconds is not None and self.turn_seconds <= _NO_CLOCK
+        this_turn = DeadlineKey(table.id, DeadlineKind.TURN, (turn_stamp(table.hand_no, len(hand.log)),))
+        return table.due if shown and table.deadline == this_turn and table.due is not None else 0.0
 
     def _score(self, stones: int) -> int:
         """A score as shown: never past the target (the game is won there; what the count paid beyond it
@@ -305,7 +314,7 @@ class Renderer:
 
     def private_hand(self, seat: int, *, fresh: bool = False) -> OutMessage | None:
         """A player's own cards, with discard, bet-amount and seña buttons; ``None`` for machine seats."""
-        return PrivateView(self.table, self.match).private_hand(seat, fresh=fresh)
+        return PrivateView(self.table, self.match, self.web).private_hand(seat, fresh=fresh)
 
     def cards_alert(self, seat: int) -> str:
         """A seat's own cards in one short line (≤ 200 characters), for an alert only its player sees."""
@@ -332,7 +341,7 @@ class Renderer:
         if hand.ordago is None:
             lines.append(named_score(t, table, SCORE, hand.scores, match.config.target))
         lines.extend(self.results_lines())
-        return self._group("showdown", lines, (), True)
+        return self._group("showdown", lines, (), True, phase=Phase.COUNT.value)
 
     def results_lines(self) -> list[str]:
         """Game, vaca and match results of the hand that just ended (and what to do once it is all over)."""
@@ -367,6 +376,7 @@ class Renderer:
         fresh: bool,
         *,
         deadline: float = 0.0,
+        phase: str = "",
     ) -> OutMessage:
         return OutMessage(
             slot=slot,
@@ -376,24 +386,5 @@ class Renderer:
             fresh=fresh,
             table=self.table.id,
             deadline=deadline,
+            phase=phase,
         )
-
-
-def header_line(t: Translator, table: TableState, config: MatchConfig) -> str:
-    """The table's first line — hand, game and vaca of how many, target — as every surface heads it."""
-    if table.options.mode == "game":
-        return t.format(
-            N_("🂠 Mus · Hand {n} · single game to {target}"), n=table.hand_no, target=config.target
-        )
-    pos = table.position
-    return t.format(
-        N_("🂠 Mus · Hand {n} · Game {game} of {games} ({a}–{b}) · Vaca {vaca} of {vacas} · to {target}"),
-        n=table.hand_no,
-        game=pos.game,
-        games=2 * config.games_per_vaca - 1,
-        a=pos.games[0],
-        b=pos.games[1],
-        vaca=pos.vaca,
-        vacas=2 * config.vacas_per_match - 1,
-        target=config.target,
-    )

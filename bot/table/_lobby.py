@@ -128,7 +128,7 @@ def start_game(ctx: TableContext, user: UserRef, *, machines_only: bool = False)
 def cancel_table(ctx: TableContext, user: UserRef, *, moderator: bool = False) -> str:
     """Cancel the table (lobby or game); the creator, or a seated player if the creator is gone — or a
     ``moderator`` of the chat (the platform says who: on Discord, members who may manage messages)."""
-    if ctx.table.status in (TableStatus.FINISHED, TableStatus.CANCELLED):
+    if ctx.table.finished:
         raise Refusal(GAME_NOT_RUNNING)
     if not moderator:
         _require_organiser(ctx, user)

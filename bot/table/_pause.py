@@ -22,7 +22,7 @@ it again if it was lost (:mod:`bot.ops._sweep`).
 from __future__ import annotations
 
 from bot.i18n.markers import N_
-from bot.kernel import TableStatus
+from bot.kernel import DeadlineKey, DeadlineKind, TableStatus
 from bot.table._context import Refusal, TableContext
 from bot.table._events import TableAbandoned, TableResumed
 
@@ -91,4 +91,5 @@ def pause_deadline(ctx: TableContext) -> tuple[str, float] | None:
     paused = ctx.table.paused
     if paused is None or ctx.table.status not in _LIVE:
         return None
-    return f"{ctx.table.id}|paused|{int(paused)}", paused + ctx.settings.pause_limit
+    key = DeadlineKey(ctx.table.id, DeadlineKind.PAUSED, (str(int(paused)),)).key
+    return key, paused + ctx.settings.pause_limit

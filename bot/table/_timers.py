@@ -3,7 +3,7 @@ closing), the end of each seña's catch window, and what happens when they fire.
 
 from __future__ import annotations
 
-from bot.kernel import TableStatus, turn_stamp
+from bot.kernel import DeadlineKey, DeadlineKind, TableStatus, hand_stamp, turn_stamp
 from bot.table._autoplay import advance, deal, machine_move, machine_plays
 from bot.table._context import TableContext
 from bot.table._events import CatchWindowClosed, LobbyExpired, SeatTimedOut, SenaMade
@@ -24,18 +24,19 @@ def pending_deadline(ctx: TableContext) -> tuple[str, float] | None:
     if table.paused is not None:  # nothing runs while its chat is out of reach: only its closing
         return pause_deadline(ctx)
     if table.status is TableStatus.LOBBY:
-        return f"{tid}|lobby|0", table.created_at + s.lobby_timeout
+        return DeadlineKey(tid, DeadlineKind.LOBBY, ("0",)).key, table.created_at + s.lobby_timeout
     if table.status is not TableStatus.PLAYING or match is None or match.hand is None:
         return None
     hand = match.hand
     if hand.over:
-        return f"{tid}|deal|{table.hand_no}", ctx.now + s.next_hand_delay
+        deal_key = DeadlineKey(tid, DeadlineKind.DEAL, (hand_stamp(table.hand_no),)).key
+        return deal_key, ctx.now + s.next_hand_delay
     seat = hand.turn
     assert seat is not None
-    stamp = turn_stamp(table.hand_no, len(hand.log))
+    stamp = (turn_stamp(table.hand_no, len(hand.log)),)
     if machine_plays(ctx, seat):
-        return f"{tid}|machine|{stamp}", ctx.now + s.machine_delay
-    return f"{tid}|turn|{stamp}", ctx.now + s.turn_timeout
+        return DeadlineKey(tid, DeadlineKind.MACHINE, stamp).key, ctx.now + s.machine_delay
+    return DeadlineKey(tid, DeadlineKind.TURN, stamp).key, ctx.now + s.turn_timeout
 
 
 def arm_deadline(ctx: TableContext) -> None:
@@ -57,7 +58,10 @@ def catch_windows(ctx: TableContext) -> list[tuple[str, float]]:
     """Deadlines (key, due) to schedule besides the pending one: the end of each seña's catch window opened
     by this command."""
     return [
-        (f"{ctx.table.id}|flash|{made.hand_no}|{made.index}", made.window_ends + _AFTER_WINDOW)
+        (
+            DeadlineKey(ctx.table.id, DeadlineKind.FLASH, (hand_stamp(made.hand_no), str(made.index))).key,
+            made.window_ends + _AFTER_WINDOW,
+        )
         for made in ctx.events
         if isinstance(made, SenaMade)
     ]
@@ -66,20 +70,22 @@ def catch_windows(ctx: TableContext) -> list[tuple[str, float]]:
 def fire_deadline(ctx: TableContext, key: str) -> bool:
     """A deadline fired: act on it if it is still the table's pending one; return whether it was."""
     table = ctx.table
-    parts = key.split("|")
-    kind = parts[1] if len(parts) > 1 else ""
-    if kind == "flash":
+    deadline = DeadlineKey.parse(key)
+    if deadline is None:
+        return False  # not a deadline this code knows
+    kind = deadline.kind
+    if kind is DeadlineKind.FLASH:
         # The catch window closed: nothing changes, the table is drawn again without the ⚡ (also when the
         # hand has moved on: it is drawn as it stands).
         ctx.record(CatchWindowClosed())
         live = table.status is TableStatus.PLAYING and table.paused is None
-        return len(parts) == 4 and parts[2] == str(table.hand_no) and live
+        return len(deadline.stamp) == 2 and deadline.stamp[0] == hand_stamp(table.hand_no) and live
     if key != table.due_key:
         return False
-    if kind == "paused":  # its chat stayed out of reach too long
+    if kind is DeadlineKind.PAUSED:  # its chat stayed out of reach too long
         abandon(ctx, told=False)
         return True
-    if kind == "lobby":
+    if kind is DeadlineKind.LOBBY:
         table.status = TableStatus.CANCELLED
         ctx.changed = True
         ctx.record(LobbyExpired())
@@ -87,18 +93,18 @@ def fire_deadline(ctx: TableContext, key: str) -> bool:
     match = ctx.match
     if match is None or match.hand is None:
         return False
-    if kind == "deal":
+    if kind is DeadlineKind.DEAL:
         deal(ctx)
-    elif kind in ("machine", "turn"):
+    elif kind in (DeadlineKind.MACHINE, DeadlineKind.TURN):
         seat = match.hand.turn
         if seat is None:
             return False
-        if kind == "turn":
+        if kind is DeadlineKind.TURN:
             _timeout(ctx, seat)
         machine_move(ctx, seat)
     else:
         return False
-    advance(ctx, machines_now=kind in ("machine", "turn"))
+    advance(ctx, machines_now=kind in (DeadlineKind.MACHINE, DeadlineKind.TURN))
     return True
 
 

@@ -324,18 +324,16 @@ def audit_no_card_leaks(dc: FakeDiscord, table: DiscordTable) -> int:
                 checked += 1
                 labels_ = _component_labels(version.components)
                 assert not any(has_card(label) for label in labels_), f"a card on a channel button: {labels_}"
-                if not SHOWDOWN.match(version.content):
-                    assert not has_card(version.content), (
-                        f"a card shows before its showdown: {version.content!r}"
-                    )
+                if not SHOWDOWN.match(version.text):
+                    assert not has_card(version.text), f"a card shows before its showdown: {version.text!r}"
     for seat, user in table.players.items():
         for message in table.private_messages(user):
             for version in message.versions:
                 checked += 1
-                text = version.content + "".join(_component_labels(version.components))
-                if SHOWDOWN.match(version.content) or not has_card(text):
+                text = version.text + "".join(_component_labels(version.components))
+                if SHOWDOWN.match(version.text) or not has_card(text):
                     continue
-                number = re.search(r"(\d+)\D*$", version.content.splitlines()[0])  # ("1. banaketa")
+                number = re.search(r"(\d+)\D*$", version.text.splitlines()[0])  # ("1. banaketa")
                 assert number is not None, f"a private text with cards but no hand number: {text!r}"
                 cards = table.seen[int(number.group(1))]
                 others = set().union(*(cards[s] for s in range(4) if s != seat)) - cards[seat]

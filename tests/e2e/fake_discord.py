@@ -44,8 +44,9 @@ State kept like Discord:
   (the same id each time); sending into the DM of a user whose DMs are closed is 403 50007 ``Cannot send
   messages to this user``; each guild channel has the bot's permissions in it (``bot_permissions``, sent as
   ``app_permissions``): a post without View Channel and Send Messages, or a file without Attach Files, is 403
-  50013 ``Missing Permissions`` (interaction answers need none, as on Discord); a thread (``add_thread``)
-  takes Send Messages in Threads instead of Send Messages;
+  50013 ``Missing Permissions`` (interaction answers need none, as on Discord); without Embed Links, a post or
+  edit whose only text is in its embeds is 403 50013 too, and one with content loses its embeds silently;
+  a thread (``add_thread``) takes Send Messages in Threads instead of Send Messages;
 * guilds: ``features`` (a ``COMMUNITY`` server reports its locale; any other always reports en-US, as
   Discord does), each member's permissions (``member.permissions`` of an interaction); a command with
   ``default_member_permissions`` is offered only to members who have them (or Administrator), unless an
@@ -281,8 +282,9 @@ class FakeChannel:
     bot_permissions: int = BOT_PERMISSIONS
     parent_id: int | None = None
     """What the bot may do here (its roles and the channel's overwrites resolved): ``app_permissions`` of
-    every interaction in the channel; a post without View Channel and Send Messages, or with a file and
-    without Attach Files, is refused (403 50013) as on Discord."""
+    every interaction in the channel; a post without View Channel and Send Messages, with a file and
+    without Attach Files, or with its text only in embeds and without Embed Links, is refused (403 50013) as
+    on Discord."""
 
     @property
     def is_dm(self) -> bool:
@@ -381,6 +383,24 @@ class FakeGuild:
         return f"<FakeGuild {self.id} {self.name!r}>"
 
 
+def shown_text(content: str, embeds: Sequence[Any]) -> str:
+    """Every word a message shows a reader: its content, then each embed's author, title, description,
+    fields (name and value) and footer, one per line — what a test reads for leaks, repeats and stale text,
+    so that nothing hides in an embed."""
+    parts = [content]
+    for embed in embeds:
+        if not isinstance(embed, dict):
+            continue
+        author, footer = embed.get("author"), embed.get("footer")
+        parts.append(author.get("name") if isinstance(author, dict) else None)
+        parts.extend([embed.get("title"), embed.get("description")])
+        for f in embed.get("fields") or []:
+            if isinstance(f, dict):
+                parts.extend([f.get("name"), f.get("value")])
+        parts.append(footer.get("text") if isinstance(footer, dict) else None)
+    return "\n".join(str(p) for p in parts if p)
+
+
 @dataclass(frozen=True)
 class MessageVersion:
     """One state of a message (the first one is how it was created)."""
@@ -391,6 +411,11 @@ class MessageVersion:
     flags: int
     at: float
     via: str
+
+    @property
+    def text(self) -> str:
+        """What this version showed: its content and its embeds' words (:func:`shown_text`)."""
+        return shown_text(self.content, self.embeds)
 
 
 @dataclass(eq=False)
@@ -415,12 +440,18 @@ class StoredMessage:
     edited_wall: float | None = None
     deleted: bool = False
     history: list[str] = field(default_factory=list)
+    """What the message showed (:attr:`text`), version after version."""
     versions: list[MessageVersion] = field(default_factory=list)
 
     @property
     def channel_id(self) -> int:
         """The id of the channel the message is in."""
         return self.channel.id
+
+    @property
+    def text(self) -> str:
+        """What the message shows now: its content and its embeds' words (:func:`shown_text`)."""
+        return shown_text(self.content, self.embeds)
 
     @property
     def ephemeral(self) -> bool:
@@ -514,7 +545,7 @@ class StoredMessage:
     def __repr__(self) -> str:
         where = f"ephemeral for {self.ephemeral_for}" if self.ephemeral else f"in {self.channel.id}"
         state = " deleted" if self.deleted else (" loading" if self.loading else "")
-        return f"<StoredMessage {self.id} {where}{state} {self.content[:60]!r} buttons={len(self.buttons())}>"
+        return f"<StoredMessage {self.id} {where}{state} {self.text[:60]!r} buttons={len(self.buttons())}>"
 
 
 def _render_embed(embed: JSON) -> JSON:
@@ -2230,7 +2261,7 @@ class FakeDiscord:
         self._writable(channel)
         if ctx.files and not channel.is_dm and not channel.bot_permissions & _ATTACH_FILES:
             raise DiscordError(403, 50013, "Missing Permissions", detail="a file without Attach Files")
-        body: JSON = ctx.body or {}
+        body: JSON = self._embeds_allowed(channel, ctx.body or {})
         attachments = [self._attachment(f) for f in ctx.files]
         if is_empty_message(body) and not attachments:
             raise DiscordError(400, 50006, "Cannot send an empty message")
@@ -2248,6 +2279,17 @@ class FakeDiscord:
         message = self._create_message(channel, body, attachments=attachments, via="channel")
         return 200, message.to_api()
 
+    @staticmethod
+    def _embeds_allowed(channel: FakeChannel, body: JSON) -> JSON:
+        """A post's or an edit's body as Discord takes it in a channel where the bot lacks Embed Links: a
+        message whose only text is in its embeds is refused (403 50013), the embeds of one with content are
+        dropped silently (its content and components stay)."""
+        if not body.get("embeds") or channel.is_dm or channel.bot_permissions & _EMBED_LINKS:
+            return body
+        if not body.get("content"):
+            raise DiscordError(403, 50013, "Missing Permissions", detail="an embed without Embed Links")
+        return {**body, "embeds": []}
+
     async def _get_message(self, ctx: _Ctx) -> tuple[int, Any]:
         channel = self._channel(ctx)
         return 200, self._channel_message(ctx, channel).to_api()
@@ -2257,7 +2299,10 @@ class FakeDiscord:
         message = self._channel_message(ctx, channel)
         if message.author is not self.bot_user:
             raise DiscordError(403, 50005, "Cannot edit a message authored by another user")
-        self._apply_edit(message, ctx.body or {}, via="channel", files=ctx.files)
+        body = ctx.body or {}
+        if body.get("embeds") and not channel.is_dm and not channel.bot_permissions & _EMBED_LINKS:
+            body = self._embeds_allowed(channel, {"content": message.content, **body})
+        self._apply_edit(message, body, via="channel", files=ctx.files)
         return 200, message.to_api()
 
     async def _delete_message(self, ctx: _Ctx) -> tuple[int, Any]:
@@ -2323,7 +2368,7 @@ class FakeDiscord:
         return message
 
     def _record_version(self, message: StoredMessage, via: str) -> None:
-        message.history.append(message.content)
+        message.history.append(message.text)
         message.versions.append(
             MessageVersion(
                 message.content,

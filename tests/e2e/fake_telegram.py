@@ -47,6 +47,9 @@ Limits enforced (the numbers come from the spec's descriptions where it states t
 * arrays whose description says "At most N ... can be specified" (``setMyCommands.commands`` ≤ 100);
 * ``BotCommand.command`` only ``[a-z0-9_]``;
 * ``InlineKeyboardButton``: non-empty ``text`` and exactly one action field (``callback_data``, ``url``, …);
+  a ``url`` must be an HTTP(S) or ``tg://`` address, a ``web_app`` an HTTPS one (``BUTTON_URL_INVALID``), and
+  a ``web_app`` button is refused outside private chats (``BUTTON_TYPE_INVALID``, as Telegram allows them
+  only there);
 * ``answerCallbackQuery.url`` must be a ``t.me/<this bot>?start=<payload>`` deep link with the payload
   ``[A-Za-z0-9_-]{1,64}`` (the only kind a bot without a game may pass);
 * ``setWebhook.url`` must be HTTPS (or empty).
@@ -88,6 +91,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -961,6 +965,7 @@ class ApiSpec:
                     "can't parse inline keyboard button: exactly one of the optional fields must be used",
                     detail=f"{path} has {actions}",
                 )
+            _check_button_address(value, path)
         elif t == "BotCommand" and not _BOT_COMMAND.fullmatch(value.get("command", "")):
             raise _bad("BOT_COMMAND_INVALID", detail=f"{path}.command must match [a-z0-9_]{{1,32}}")
 
@@ -2068,6 +2073,7 @@ class FakeTelegram:
             if (reply_to is None or reply_to.deleted) and not reply.get("allow_sending_without_reply"):
                 raise _bad("message to be replied not found")
         markup = _normalize_markup(params.get("reply_markup"))
+        _check_web_apps(chat, markup)
         message = self._store(chat, self.bot_user, text, entities, markup, reply_to)
         return message.to_api()
 
@@ -2082,6 +2088,7 @@ class FakeTelegram:
             params.get("caption", ""), params.get("parse_mode"), params.get("caption_entities")
         )
         markup = _normalize_markup(params.get("reply_markup"))
+        _check_web_apps(chat, markup)
         message = self._store(chat, self.bot_user, caption, entities, markup)
         message.document = upload
         return message.to_api()
@@ -2104,6 +2111,7 @@ class FakeTelegram:
     def _apply_edit(
         self, message: StoredMessage, text: str, entities: list[JSON], markup: JSON | None
     ) -> JSON:
+        _check_web_apps(message.chat, markup)
         if text == message.text and entities == message.entities and markup == message.reply_markup:
             raise _bad(MESSAGE_NOT_MODIFIED)
         message.text, message.entities, message.reply_markup = text, entities, markup
@@ -2253,6 +2261,27 @@ def _scope_key(scope: Any) -> str:
     if not scope:
         scope = {"type": "default"}
     return json.dumps(scope, sort_keys=True)
+
+
+def _check_button_address(button: JSON, path: str) -> None:
+    """A link button's address: ``url`` HTTP(S) or ``tg://`` with somewhere to go, ``web_app.url`` HTTPS."""
+    url = button.get("url")
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https", "tg") or not (parts.netloc or parts.scheme == "tg"):
+            raise _bad("BUTTON_URL_INVALID", detail=f"{path}.url is not an HTTP(S) or tg:// URL: {url!r}")
+    web_app = button.get("web_app")
+    if isinstance(web_app, dict):
+        parts = urlsplit(str(web_app.get("url", "")))
+        if parts.scheme != "https" or not parts.netloc:
+            raise _bad("BUTTON_URL_INVALID", detail=f"{path}.web_app.url must be an HTTPS URL")
+
+
+def _check_web_apps(chat: FakeChat, markup: JSON | None) -> None:
+    """Telegram allows ``web_app`` inline buttons only in private chats."""
+    rows = (markup or {}).get("inline_keyboard") or []
+    if chat.type != "private" and any("web_app" in button for row in rows for button in row):
+        raise _bad("BUTTON_TYPE_INVALID", detail=f"a web_app button in a {chat.type} chat")
 
 
 def _normalize_markup(markup: Any) -> JSON | None:

@@ -63,7 +63,7 @@ def members(dc: FakeDiscord, guild: FakeGuild, *names: str, locale: str = "es-ES
 def content(interaction: object) -> str:
     response = getattr(interaction, "response", None)
     assert response is not None, interaction
-    return str(response.content)
+    return str(response.text)
 
 
 async def test_newgame_names_the_permissions_the_bot_lacks_and_opens_nothing(
@@ -101,7 +101,7 @@ async def test_newgame_names_the_permissions_the_bot_lacks_and_opens_nothing(
     lobby = played.response
     brais = dc.add_user("Brais", locale="es-ES", guilds=[guild])
     await table.press(brais, lobby, next(c for c in lobby.custom_ids() if c.endswith(".L.seat1")))
-    assert "Brais" in lobby.content  # (the thread's table is edited like any other)
+    assert "Brais" in lobby.text  # (the thread's table is edited like any other)
     assert_interactions_answered(dc)
 
 
@@ -175,10 +175,7 @@ async def test_only_a_community_server_s_locale_is_trusted(
 
 def hand_texts(dc: FakeDiscord, user: FakeUser) -> list[str]:
     return [
-        v.content
-        for m in dc.ephemerals(user) + dc.dm_messages(user)
-        for v in m.versions
-        if has_card(v.content)
+        v.text for m in dc.ephemerals(user) + dc.dm_messages(user) for v in m.versions if has_card(v.text)
     ]
 
 
@@ -207,8 +204,8 @@ async def test_a_basque_server_deals_basque_cards_and_one_s_own_language_wins(
     # Mid-game, Ane chooses Galician for herself: her "My cards" follows at once; the table stays Basque.
     chosen = await table.slash(ane, "language", {"language": "gl"})
     assert chosen.ephemeral and "Galego" in content(chosen)
-    mine = [m for m in dc.ephemerals(ane) if has_card(m.content)][-1]
-    assert "As túas cartas" in mine.content, mine.content
+    mine = [m for m in dc.ephemerals(ane) if has_card(m.text)][-1]
+    assert "As túas cartas" in mine.text, mine.text
     state, _ = await table.state()
     assert state.lang == "eu" and state.seats[0].lang == "gl"
     assert_interactions_answered(dc)
@@ -216,7 +213,7 @@ async def test_a_basque_server_deals_basque_cards_and_one_s_own_language_wins(
 
 
 def ephemeral_hands(dc: FakeDiscord, user: FakeUser) -> list[StoredMessage]:
-    return [m for m in dc.ephemerals(user) if has_card(m.content)]
+    return [m for m in dc.ephemerals(user) if has_card(m.text)]
 
 
 async def test_my_cards_follows_the_game_and_dms_are_an_opt_in(
@@ -241,7 +238,7 @@ async def test_my_cards_follows_the_game_and_dms_are_an_opt_in(
     presses = [i for i in table.interactions if i.user is brais and (i.custom_id or "").endswith(".cards")]
     assert len(presses) == 1 and ephemeral_hands(dc, brais) == [shown]
     assert any(v.via == "webhook" for v in shown.versions)
-    assert shown.content.splitlines()[0].endswith("2"), shown.content
+    assert shown.text.splitlines()[0].endswith("2"), shown.text
     webhook_edits = [c for c in dc.calls if c.method == "PATCH" and c.path.startswith("/webhooks/")]
     assert webhook_edits and all(c.ok for c in webhook_edits)
     # Brais asks for DMs: the next cards come there too; then he stops, and the DM keeps no buttons.
@@ -249,7 +246,7 @@ async def test_my_cards_follows_the_game_and_dms_are_an_opt_in(
     assert asked.ephemeral and "mensaje directo" in content(asked)
     await table.play(until=lambda t, m: t.hand_no >= 3 or t.status is not TableStatus.PLAYING)
     await table.settle()
-    assert any(has_card(m.content) for m in dc.dm_messages(brais)) and dc.dm_messages(ane) == []
+    assert any(has_card(m.text) for m in dc.dm_messages(brais)) and dc.dm_messages(ane) == []
     stopped = await table.slash(brais, "dms", {"on": False})
     assert stopped.ephemeral
     before = len(dc.dm_messages(brais))

@@ -85,12 +85,12 @@ async def test_commands_are_registered_translated_and_the_lobby_is_the_reply(
     table = await new_table(dc, runtime, channel, guild, humans=1)
     lobby = table.lobby_message()
     assert lobby.id == table.interactions[0].response.id  # type: ignore[union-attr]
-    assert "Ane" in lobby.content and any(c.endswith(".L.seat1") for c in lobby.custom_ids())
+    assert "Ane" in lobby.text and any(c.endswith(".L.seat1") for c in lobby.custom_ids())
     # The lobby is then edited in place: a seat press changes the reply itself.
     brais = dc.add_user("Brais", guilds=[guild])
     pressed = await table.press(brais, lobby, f"{table.table_id}.L.seat1")
     assert pressed.callback_type in (4, 6)
-    assert "Brais" in lobby.content and len(dc.channel_messages(channel)) == 1
+    assert "Brais" in lobby.text and len(dc.channel_messages(channel)) == 1
     assert_clean(dc)
 
 
@@ -116,24 +116,24 @@ async def test_a_whole_hand_by_four_members_from_newgame_to_the_count(
     # One message each: the lobby, hand 1's table, its count, hand 2's table (the press that ended hand 1
     # was shown on its own message; hand 2's table is a new message, never hand 1's posted again).
     await table.dc.wait_for(lambda: table.find_table_message(2), timeout=5.0)
-    contents = [m.content.splitlines()[0] for m in dc.channel_messages(channel)]
+    contents = [m.text.splitlines()[0] for m in dc.channel_messages(channel)]
     assert len(contents) == 4 and contents[3].startswith("🂠 Mus · Mano n.º 2"), contents
     # The hand's story and its count stayed on the table message.
     first = table.find_table_message(1)
-    assert first is not None and any("GRANDE" in v.content.upper() for v in first.versions)
+    assert first is not None and any("GRANDE" in v.text.upper() for v in first.versions)
     # Cards went by DM to the three with open DMs, and to Uxue only ephemerally.
     for seat in range(3):
-        assert any(has_card(m.content) for m in dc.dm_messages(table.players[seat]))
+        assert any(has_card(m.text) for m in dc.dm_messages(table.players[seat]))
     assert dc.dm_messages(table.players[3]) == []
-    assert any(has_card(m.content) for m in dc.ephemerals(table.players[3]))
+    assert any(has_card(m.text) for m in dc.ephemerals(table.players[3]))
     # She was told once, ephemerally, that her DMs are closed (on her first interaction after the deal).
     told = [
         m
         for m in dc.ephemerals(table.players[3])
-        if "cannot send you direct messages" in m.content.lower()
-        or "no puedo enviarte mensajes directos" in m.content.lower()
+        if "cannot send you direct messages" in m.text.lower()
+        or "no puedo enviarte mensajes directos" in m.text.lower()
     ]
-    assert len(told) == 1, [m.content for m in dc.ephemerals(table.players[3])]
+    assert len(told) == 1, [m.text for m in dc.ephemerals(table.players[3])]
     assert_clean(dc, table)
     await asyncio.sleep(0)
 
@@ -178,7 +178,7 @@ async def test_presses_by_non_players_doubled_stale_and_forged_change_nothing(
     ]
     for interaction in refused:
         assert interaction.callback_type == 4 and interaction.ephemeral, interaction
-        assert interaction.response is not None and interaction.response.content
+        assert interaction.response is not None and interaction.response.text
     assert await snapshot(table) == before
     # The player on turn presses twice: one move, and the second press is told so.
     first = await table.press(table.players[turn], message, mus)
@@ -203,7 +203,7 @@ async def test_a_restarted_bot_keeps_the_old_buttons_working(
     discord_bots.append(second)
     table.bot = second
     await table.seat_everyone()
-    assert all(name in lobby.content for name in ("Ane", "Brais", "Iker", "Uxue"))
+    assert all(name in lobby.text for name in ("Ane", "Brais", "Iker", "Uxue"))
     assert table.lobby_message() is lobby  # edited in place, by the new process
     await table.press(table.players[0], lobby, f"{table.table_id}.L.start")
     state, _ = await table.state()
@@ -221,7 +221,7 @@ async def test_an_injected_429_is_waited_out_and_the_newest_state_shown(
     await table.seat_everyone()
     await table.settle()
     lobby = table.lobby_message()
-    assert all(name in lobby.content for name in ("Ane", "Brais", "Iker", "Uxue"))
+    assert all(name in lobby.text for name in ("Ane", "Brais", "Iker", "Uxue"))
     assert len([c for c in dc.calls if c.injected]) == 2
     assert_clean(dc, table)
 
@@ -240,11 +240,11 @@ async def test_a_solo_game_in_direct_messages(
     start = next(c for c in created.response.custom_ids() if c.endswith(".L.start"))
     await table.press(ane, created.response, start)
     await table.play(until=lambda t, m: t.hand_no >= 2 or t.status is not TableStatus.PLAYING)
-    assert any(has_card(m.content) for m in dc.dm_messages(ane))
+    assert any(has_card(m.text) for m in dc.dm_messages(ane))
     # What she asks for in the DM comes there too (she never asked for her cards by DM: she plays there).
     before = len(dc.dm_messages(ane))
     await table.slash(ane, "rules", {"full": True})
-    assert len(dc.dm_messages(ane)) >= before + 4, [m.content[:30] for m in dc.dm_messages(ane)]
+    assert len(dc.dm_messages(ane)) >= before + 4, [m.text[:30] for m in dc.dm_messages(ane)]
     assert dc.rejected() == []
 
 
@@ -260,10 +260,10 @@ async def test_rules_help_leaderboard_and_a_language_per_server(
     assert full.ephemeral and len(sections) >= 4 and all(m is not None and m.ephemeral for m in sections)
     assert dc.channel_messages(channel) == [] and dc.dm_messages(ane) == []
     summary = await table.slash(ane, "rules")
-    assert not summary.ephemeral and summary.response is not None and "**" in summary.response.content
+    assert not summary.ephemeral and summary.response is not None and "**" in summary.response.text
     helped = await table.slash(ane, "help")
-    assert helped.response is not None and "/mus newgame" in helped.response.content
-    assert "/mus-admin language" in helped.response.content  # (the server's: /mus language is one's own)
+    assert helped.response is not None and "/mus newgame" in helped.response.text
+    assert "/mus-admin language" in helped.response.text  # (the server's: /mus language is one's own)
     board = await table.slash(ane, "leaderboard", {"everyone": True})
     assert board.response is not None and not board.ephemeral
     guild.member_permissions[ane.id] = USER_PERMISSIONS | PERMISSION_BITS["manage_guild"]
@@ -274,10 +274,10 @@ async def test_rules_help_leaderboard_and_a_language_per_server(
     # The language is the server's: another channel of the same server speaks Basque too.
     other = dc.add_channel(guild, "mus-2")
     basque = await table.slash(ane, "help", channel=other)
-    assert basque.response is not None and basque.response.content != helped.response.content
-    assert "abre una mesa" in helped.response.content  # the server's preferred locale (es-ES) until then
+    assert basque.response is not None and basque.response.text != helped.response.text
+    assert "abre una mesa" in helped.response.text  # the server's preferred locale (es-ES) until then
     english = await table.slash(ane, "help", channel=dc.add_channel(dc.add_guild("Other"), "general"))
-    assert english.response is not None and "open a table here" in english.response.content
+    assert english.response is not None and "open a table here" in english.response.text
     assert_clean(dc)
 
 
@@ -338,14 +338,14 @@ async def test_slow_work_is_deferred_and_still_answered(
     service.press = slow_press  # type: ignore[method-assign]
     service.new_table = slow_new_table  # type: ignore[method-assign]
     seated = await table.press(table.players[1], table.lobby_message(), f"{table.table_id}.L.seat1")
-    assert seated.callback_type == 6 and "Brais" in table.lobby_message().content
+    assert seated.callback_type == 6 and "Brais" in table.lobby_message().text
     assert seated.followups and seated.followups[0].ephemeral  # "you joined team B", said late
     zuri = dc.add_user("Zuri", guilds=[guild])
     refused = await table.press(zuri, table.lobby_message(), f"{table.table_id}.L.start")
     assert refused.callback_type == 6 and refused.followups and refused.followups[0].ephemeral
     again = await table.slash(zuri, "newgame")  # a table is already open here: said late, ephemerally
     assert again.callback_type == 5 and again.ephemeral and again.response is not None
-    assert again.response.content and not again.response.loading
+    assert again.response.text and not again.response.loading
     assert_clean(dc)
 
 
@@ -393,7 +393,7 @@ async def test_a_sena_shown_late_is_caught_1_2_s_after_it_appeared(
     await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.start")
 
     def hand_of(seat: int) -> StoredMessage:
-        return [m for m in dc.dm_messages(users[seat]) if has_card(m.content)][-1]
+        return [m for m in dc.dm_messages(users[seat]) if has_card(m.text)][-1]
 
     maker = next(s for s in range(4) if any((b[0] or "").startswith("Seña:") for b in hand_of(s).buttons()))
     rival = (maker + 1) % 4
@@ -411,9 +411,7 @@ async def test_a_sena_shown_late_is_caught_1_2_s_after_it_appeared(
     await asyncio.sleep(max(0.0, shown_at + 1.2 - dc.now()))  # a person's reaction, from seeing it
     assert dc.now() - made_at > window, "pressed after the window counted from the making"
     caught = await table.press(users[rival], on_screen, on_screen.button(label))
-    assert caught.response is not None and caught.response.content.startswith(
-        f"Caught! {names[maker]}'s seña"
-    )
+    assert caught.response is not None and caught.response.text.startswith(f"Caught! {names[maker]}'s seña")
     assert_clean(dc, table)
 
 
@@ -438,7 +436,7 @@ async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     await table.press(users[0], table.lobby_message(), f"{table.table_id}.L.start")
 
     def hand_of(seat: int) -> StoredMessage:
-        return [m for m in dc.dm_messages(users[seat]) if has_card(m.content)][-1]
+        return [m for m in dc.dm_messages(users[seat]) if has_card(m.text)][-1]
 
     maker = next(s for s in range(4) if any((b[0] or "").startswith("Seña:") for b in hand_of(s).buttons()))
     partner, rival, other_rival = (maker + 2) % 4, (maker + 1) % 4, (maker + 3) % 4
@@ -446,30 +444,30 @@ async def test_a_sena_reaches_the_partner_and_a_rival_catches_it_ephemerally(
     sena = (label or "").removeprefix("Seña: ")
     made = await table.press(users[maker], hand_of(maker), custom_id or "")
     assert made.ephemeral and made.response is not None
-    assert made.response.content == "Seña made: your partner sees it."
-    assert f"Your partner {names[maker]} made you a seña: {sena}" in hand_of(partner).content
-    assert all("seña" not in hand_of(s).content for s in (rival, other_rival))
+    assert made.response.text == "Seña made: your partner sees it."
+    assert f"Your partner {names[maker]} made you a seña: {sena}" in hand_of(partner).text
+    assert all("seña" not in hand_of(s).text for s in (rival, other_rival))
     state, _ = await table.state()
     on_screen = table.find_table_message(state.hand_no)
-    assert on_screen is not None and f"⚡ {names[maker]} made a seña!" in on_screen.content
+    assert on_screen is not None and f"⚡ {names[maker]} made a seña!" in on_screen.text
     catch = on_screen.button(f"⚡ Catch {names[maker]}'s seña")
 
     caught = await table.press(users[rival], on_screen, catch)
     assert caught.ephemeral and caught.response is not None
-    assert caught.response.content == f"Caught! {names[maker]}'s seña: {sena}"
+    assert caught.response.text == f"Caught! {names[maker]}'s seña: {sena}"
     again = await table.press(users[rival], on_screen, catch)
-    assert again.response is not None and again.response.content == "You already caught it."
+    assert again.response is not None and again.response.text == "You already caught it."
     mine = await table.press(users[partner], on_screen, catch)
-    assert mine.response is not None and "your partner's seña" in mine.response.content
+    assert mine.response is not None and "your partner's seña" in mine.response.text
     outsider = await table.press(dc.add_user("Zuri", guilds=[guild]), on_screen, catch)
-    assert outsider.response is not None and outsider.response.content == "You are not seated at this table."
+    assert outsider.response is not None and outsider.response.text == "You are not seated at this table."
     # The window closes: the ⚡ leaves the table; a late press learns nothing.
     await dc.wait_for(lambda: catch not in on_screen.custom_ids(), timeout=window + 3.0)
     late = await table.press(users[other_rival], on_screen, catch)
-    assert late.ephemeral and late.response is not None and late.response.content == "Too late!"
+    assert late.ephemeral and late.response is not None and late.response.text == "Too late!"
     # Nobody but the rival who caught it ever read which seña it was, in the channel or elsewhere.
     for message in dc.channel_messages(channel):
-        assert all("seña:" not in v.content for v in message.versions)
-    readers = {i.user.name for i in dc.interactions if i.response and f"seña: {sena}" in i.response.content}
+        assert all("seña:" not in v.text for v in message.versions)
+    readers = {i.user.name for i in dc.interactions if i.response and f"seña: {sena}" in i.response.text}
     assert readers == {names[rival]}
     assert_clean(dc, table)

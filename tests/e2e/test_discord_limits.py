@@ -247,7 +247,7 @@ async def test_two_spamming_channels_do_not_delay_the_interactions_of_a_game() -
             )
 
             def counted() -> list[str]:  # each hand's count, posted in the channel
-                texts = [m.content for m in dc.channel_messages(game)]
+                texts = [m.text for m in dc.channel_messages(game)]
                 return [t for t in texts if t.startswith(("🂡 Hand 1 ", "🂡 Hand 2 "))]
 
             await dc.wait_for(lambda: len(counted()) == 2, timeout=10.0)

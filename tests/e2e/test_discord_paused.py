@@ -87,10 +87,10 @@ async def test_a_channel_that_refuses_posts_mid_game_pauses_the_table_until_perm
     # Ane pressed last (Start): she is told at once, by an ephemeral follow-up of that press.
     def told_now() -> list[tuple[str, str, bool]]:
         return [
-            (i.user.name, m.content, m.ephemeral)
+            (i.user.name, m.text, m.ephemeral)
             for i in dc.interactions
             for m in i.followups
-            if m.content.startswith("I can no longer post in this channel")
+            if m.text.startswith("I can no longer post in this channel")
         ]
 
     assert await dc.wait_for(told_now, timeout=5.0)
@@ -107,19 +107,19 @@ async def test_a_channel_that_refuses_posts_mid_game_pauses_the_table_until_perm
     assert message is not None
     told = await table.press(table.players[1], message, f"{table.table_id}.{hand_no}.cards")
     answer = told.response if told.response is not None else told.followups[-1]
-    assert answer.ephemeral and answer.content.startswith(CANNOT_POST), answer.content
+    assert answer.ephemeral and answer.text.startswith(CANNOT_POST), answer.text
 
     # The permission comes back: the next press resumes the table where it was, posted afresh.
     channel.bot_can_send = True
     await table.press(table.players[1], message, f"{table.table_id}.{hand_no}.cards")
-    await dc.wait_for(lambda: any(m.content == RESUMED for m in dc.channel_messages(channel)), timeout=5.0)
+    await dc.wait_for(lambda: any(m.text == RESUMED for m in dc.channel_messages(channel)), timeout=5.0)
     await table.settle()
     state, match = await table.state()
     assert state.paused is None and state.status is TableStatus.PLAYING
     assert match is not None and match.hand is not None
     assert match.hand.log[: len(log) + 1][: len(log)] == log  # the hand where it was (a move may follow)
     posted = dc.channel_messages(channel)
-    resumed_at = next(i for i, m in enumerate(posted) if m.content == RESUMED)
+    resumed_at = next(i for i, m in enumerate(posted) if m.text == RESUMED)
     assert [m for m in posted[resumed_at:] if f"{table.table_id}.{hand_no}.cards" in m.custom_ids()]
     assert dc.rejected() == refused  # the only refusals: the ones that paused it
 
@@ -141,11 +141,11 @@ async def test_a_press_where_the_bot_may_not_post_pauses_the_table_at_once(
     since = len(dc.calls)
     told = await table.press(table.players[0], message, turn)
     answer = told.response if told.response is not None else told.followups[-1]
-    assert answer.ephemeral and answer.content.startswith(CANNOT_POST), answer.content
+    assert answer.ephemeral and answer.text.startswith(CANNOT_POST), answer.text
     state, _ = await table.state()
     assert state.paused is not None and state.seats[0].timeouts == 0
     assert [c for c in dc.calls[since:] if not c.ok] == []  # no post was even tried
 
     again = await table.slash(table.players[1], "newgame")  # /mus newgame there: told the same
     assert again.ephemeral and again.response is not None
-    assert again.response.content.startswith(CANNOT_POST), again.response.content
+    assert again.response.text.startswith(CANNOT_POST), again.response.text

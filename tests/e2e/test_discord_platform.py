@@ -24,7 +24,7 @@ from discord import app_commands
 from prometheus_client import REGISTRY
 
 from adapters.discord.app import DiscordRuntime, MusClient, start_discord
-from adapters.discord.errors import COMMAND_CHANGED, NOT_ALLOWED
+from adapters.discord.errors import COMMAND_CHANGED, I_NEED, NOT_ALLOWED, YOU_NEED
 from bot.app import Service
 from bot.i18n import common as msg
 from bot.i18n import translator
@@ -167,7 +167,7 @@ async def test_what_discord_py_rejects_is_answered_ephemerally_in_the_persons_la
         await runtime.client.handlers.wait_idle()
         assert interaction.ephemeral and interaction.response is not None, interaction
         await dc.wait_for(lambda: not interaction.response.loading)  # type: ignore[union-attr]
-        return interaction.response.content
+        return interaction.response.text
 
     # A sub-command this version no longer has; a choice it no longer offers (a TransformerError).
     assert await told(dc.slash(ane, channel, "mus", "oldscore")) == es.gettext(COMMAND_CHANGED)
@@ -180,6 +180,21 @@ async def test_what_discord_py_rejects_is_answered_ephemerally_in_the_persons_la
     assert isinstance(stats, app_commands.Command)
     stats.add_check(lambda interaction: False)
     assert await told(dc.slash(ane, channel, "mus", "stats")) == es.gettext(NOT_ALLOWED)
+
+    # A check that names permissions: named as Discord's settings name them, in the person's language.
+    def member_lacks(interaction: discord.Interaction[Any]) -> bool:
+        raise app_commands.MissingPermissions(["manage_guild", "manage_messages"])
+
+    def bot_lacks(interaction: discord.Interaction[Any]) -> bool:
+        raise app_commands.BotMissingPermissions(["embed_links", "use_external_stickers"])
+
+    stats.checks[:] = [member_lacks]
+    lacking = es.format(YOU_NEED, permissions="Gestionar servidor, Gestionar mensajes")
+    assert await told(dc.slash(ane, channel, "mus", "stats")) == lacking
+    stats.checks[:] = [bot_lacks]
+    unknown = "Use External Stickers"  # (one the bot never uses: Discord's English name)
+    lacking = fr.format(I_NEED, permissions=f"Intégrer des liens, {unknown}")
+    assert await told(dc.slash(camille, channel, "mus", "stats")) == lacking
 
     # A command that failed after it deferred: the answer is its follow-up (it fills the "thinking…").
     async def defer_then_fail(interaction: discord.Interaction[Any], work: object) -> None:
@@ -273,6 +288,10 @@ async def test_musbot_discord_sync_registers_now_and_a_start_then_skips(
         DISCORD_API_BASE_URL=dc.api_base,
         DISCORD_GATEWAY_URL=dc.gateway_url,
         DISCORD_GUILD_IDS=str(guild.id),
+        # What other platforms would refuse (musbot run stops on them) is none of a Discord sync's business.
+        TELEGRAM_TOKEN="not a telegram token",
+        TELEGRAM_WEBHOOK_URL="ftp://nowhere",
+        WEB_PORT="seventy",
     )
 
     async def discord_sync() -> tuple[int, str, str]:
@@ -349,7 +368,7 @@ async def test_the_table_counts_the_turn_down_live_and_colours_its_buttons_by_me
     assert all(style == 1 for code, style in styles.items() if code.startswith("sube"))
     # The turn's clock is Discord's live timestamp of the stored deadline: no edit keeps it current.
     clock = f"⏱ <t:{round(state.due)}:R>"
-    assert clock in message.content and "⏱ 45 s" not in message.content, message.content
+    assert clock in message.text and "⏱ 45 s" not in message.text, message.text
     edits = len(message.versions)
     await asyncio.sleep(1.5)
     assert len(message.versions) == edits  # nothing redrawn while the clock runs
@@ -365,9 +384,10 @@ async def test_help_names_the_commands_as_discord_mentions_with_their_real_optio
     discord_bots.append(runtime)
     ane = dc.add_user("Ane", locale="en-US", guilds=[guild])
     mus_id = next(c["id"] for c in dc.commands(guild) if c["name"] == "mus")
+    admin_id = next(c["id"] for c in dc.commands(guild) if c["name"] == "mus-admin")
     helped = await dc.wait_answered(dc.slash(ane, channel, "mus", "help"))
     assert helped.response is not None
-    text = helped.response.content
+    text = helped.response.text
     for line in (
         f"</mus newgame:{mus_id}> — open a table here",
         f"(</mus leaderboard:{mus_id}> everyone:True for everyone)",
@@ -375,10 +395,17 @@ async def test_help_names_the_commands_as_discord_mentions_with_their_real_optio
         f"</mus learn:{mus_id}> — ten short lessons",
     ):
         assert line in text, text
+    # The server's language, then what each person sets for themselves: their language, their DMs.
+    lines = text.splitlines()
+    server = next(i for i, line in enumerate(lines) if line.startswith(f"</mus-admin language:{admin_id}>"))
+    assert lines[server + 1 : server + 3] == [
+        f"</mus language:{mus_id}> — your own language: your cards and what only you see",
+        f"</mus dms:{mus_id}> — your cards by direct message too, or only under 🂠 My cards",
+    ], lines
     assert "/newgame" not in text.replace(f"</mus newgame:{mus_id}>", "")
     # An answer naming a command mentions it too.
     cancelled = await dc.wait_answered(dc.slash(ane, channel, "mus", "cancel"))
-    assert cancelled.response is not None and f"</mus newgame:{mus_id}>" in cancelled.response.content
+    assert cancelled.response is not None and f"</mus newgame:{mus_id}>" in cancelled.response.text
     assert_interactions_answered(dc)
 
 
@@ -436,7 +463,7 @@ async def test_every_kind_of_interaction_is_answered_within_3_s_of_its_creation(
         return interaction
 
     command = await in_time(dc.slash(zuri, channel, "mus", "newgame"))  # a table is open: said late
-    assert command.response is not None and not command.response.loading and command.response.content
+    assert command.response is not None and not command.response.loading and command.response.text
     amount = next(v for _, v in menu.select_options() if v.endswith(".env20"))
     menu_id = next(c for c in menu.custom_ids() if c.startswith("menu:"))
     chosen = await in_time(dc.choose(bettor, menu, menu_id, [amount]))  # a select menu
@@ -453,7 +480,7 @@ async def test_every_kind_of_interaction_is_answered_within_3_s_of_its_creation(
     forged = await in_time(dc.press(zuri, shown, "zzzzzzzz.1.paso"))  # not on the message: on_interaction
     assert forged.followups and forged.followups[0].ephemeral
     lesson = await in_time(dc.slash(zuri, channel, "mus", "learn", options={"lesson": 3}))  # a lesson
-    assert lesson.ephemeral and lesson.response is not None and "Lesson 3/10" in lesson.response.content
+    assert lesson.ephemeral and lesson.response is not None and "Lesson 3/10" in lesson.response.text
     choice = next(c for _, c, _ in lesson.response.buttons() if c is not None)
     await in_time(dc.press(zuri, lesson.response, choice))  # a lesson's button
     assert_interactions_answered(dc)

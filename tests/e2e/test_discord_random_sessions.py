@@ -251,16 +251,16 @@ def assert_every_promise(
     for user in table.players.values():
         assert repeated_private_messages([m.history for m in dc.dm_messages(user)]) == [], user.name
     closed = table.players[2]
-    told = [m for m in dc.ephemerals(closed) if "cannot send you direct messages" in m.content]
-    assert len(told) == 1 and dc.dm_messages(closed) == [], [m.content for m in dc.ephemerals(closed)]
+    told = [m for m in dc.ephemerals(closed) if "cannot send you direct messages" in m.text]
+    assert len(told) == 1 and dc.dm_messages(closed) == [], [m.text for m in dc.ephemerals(closed)]
     assert state.hand_no >= 5 or state.status is TableStatus.FINISHED
     assert assert_one_live_message_per_slot(dc) >= 1 or state.status is not TableStatus.PLAYING
     assert audit_no_card_leaks(dc, table) > 0
-    texts = [m.content for m in dc.channel_messages(table.channel)]
+    texts = [m.text for m in dc.channel_messages(table.channel)]
     for n in range(1, state.reported_hand + 1):
         assert len([t for t in texts if t.splitlines()[0].startswith(f"🂡 Hand {n} ")]) == 1, n
         final = table.find_table_message(n)
-        assert final is not None and final.custom_ids() == [] and "Hand over" in final.content, final
+        assert final is not None and final.custom_ids() == [] and "Hand over" in final.text, final
 
 
 async def test_a_randomized_discord_session_on_discords_limits_keeps_every_promise() -> None:

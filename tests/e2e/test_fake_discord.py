@@ -18,7 +18,7 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from .fake_discord import Call, FakeChannel, FakeDiscord, FakeGuild, FakeUser, StoredMessage
+from .fake_discord import PERMISSION_BITS, Call, FakeChannel, FakeDiscord, FakeGuild, FakeUser, StoredMessage
 from .fake_discord_spec import DiscordSpec, check_commands
 
 TOKEN = "MTE5MTE2ODkwNTE2ODI4OTc5Mg.fake.discord-token"
@@ -909,6 +909,41 @@ async def test_gateway_replays_missed_dispatches_on_resume(
         assert (replay["t"], replay["s"], replay["d"]["id"]) == ("INTERACTION_CREATE", 3, str(missed.id))
         assert (resumed["t"], resumed["s"]) == ("RESUMED", 4)
         assert missed.delivered and session.live and session.resumes == 1
+
+
+async def test_embeds_are_read_as_text_and_need_embed_links_in_a_channel(
+    dc: FakeDiscord, http: aiohttp.ClientSession, club: tuple[FakeGuild, FakeChannel, FakeUser]
+) -> None:
+    _, channel, _ = club
+    embed = {"title": "🂠 Mus", "description": "Ane · 4", "fields": [{"name": "Bet", "value": "2"}]}
+    embed |= {"footer": {"text": "⏱"}, "author": {"name": "Mus"}}
+    status, sent, _ = await api(http, dc, "POST", f"/channels/{channel.id}/messages", {"embeds": [embed]})
+    assert status == 200 and sent["content"] == "" and sent["embeds"][0]["type"] == "rich"
+    shown = dc.messages[int(sent["id"])]
+    assert shown.text == "Mus\n🂠 Mus\nAne · 4\nBet\n2\n⏱" and shown.history == [shown.text]
+    assert shown.versions[0].text == shown.text
+    too_long = {"title": "x" * 257, "description": "y" * 4097}
+    status, body, _ = await api(http, dc, "POST", f"/channels/{channel.id}/messages", {"embeds": [too_long]})
+    assert status == 400 and set(body["errors"]["embeds"]["0"]) == {"title", "description"}, body
+
+    # Without Embed Links: an embed alone is refused, an embed with text loses the embed.
+    channel.bot_permissions &= ~PERMISSION_BITS["embed_links"]
+    path = f"/channels/{channel.id}/messages"
+    status, body, _ = await api(http, dc, "POST", path, {"embeds": [embed]})
+    assert (status, body["code"]) == (403, 50013)
+    status, kept, _ = await api(http, dc, "POST", path, {"content": "hi", "embeds": [embed]})
+    assert status == 200 and kept["embeds"] == [] and dc.messages[int(kept["id"])].text == "hi"
+    status, body, _ = await api(
+        http, dc, "PATCH", f"{path}/{sent['id']}", {"content": None, "embeds": [embed]}
+    )
+    assert (status, body["code"]) == (403, 50013) and shown.edits == 0
+    status, _, _ = await api(http, dc, "PATCH", f"{path}/{sent['id']}", {"content": "now text"})
+    assert status == 200 and shown.text == "now text\nMus\n🂠 Mus\nAne · 4\nBet\n2\n⏱"
+    # A DM needs no permission of a server's.
+    status, dm, _ = await api(
+        http, dc, "POST", f"/channels/{dc.dm_channel(club[2]).id}/messages", {"embeds": [embed]}
+    )
+    assert status == 200 and dm["embeds"]
 
 
 def test_stored_message_helpers() -> None:

@@ -368,6 +368,39 @@ async def test_reply_parameters(tg: FakeTelegram, http: aiohttp.ClientSession) -
     ] == 200
 
 
+async def test_link_buttons_as_telegram_takes_them(tg: FakeTelegram, http: aiohttp.ClientSession) -> None:
+    """A url button opens an HTTP(S) or tg:// address; a web_app button an HTTPS one, in private chats only
+    (Telegram refuses it in a group, and on an edit that would put it there)."""
+    group, ane = tg.add_group("Mus"), tg.add_user("Ane")
+    tg.user_starts_bot(ane)
+
+    async def send(chat: int, button: JSON) -> tuple[int, JSON]:
+        markup = {"inline_keyboard": [[{"text": "🃏", **button}]]}
+        return await api(http, tg, "sendMessage", chat_id=chat, text="table", reply_markup=markup)
+
+    app = {"web_app": {"url": "https://mus.example.org/t/abcdefgh"}}
+    assert (await send(group.id, {"url": "https://t.me/musbot/mus?startapp=abcdefgh"}))[0] == 200
+    assert (await send(ane.id, app))[0] == 200
+    status, body = await send(group.id, app)
+    assert (status, body["description"]) == (400, "Bad Request: BUTTON_TYPE_INVALID")
+    status, body = await send(ane.id, {"web_app": {"url": "http://mus.example.org/t/abcdefgh"}})
+    assert (status, body["description"]) == (400, "Bad Request: BUTTON_URL_INVALID")
+    status, body = await send(group.id, {"url": "javascript:alert(1)"})
+    assert (status, body["description"]) == (400, "Bad Request: BUTTON_URL_INVALID")
+    status, sent = await api(http, tg, "sendMessage", chat_id=group.id, text="table")
+    status, body = await api(
+        http,
+        tg,
+        "editMessageReplyMarkup",
+        chat_id=group.id,
+        message_id=sent["result"]["message_id"],
+        reply_markup={"inline_keyboard": [[{"text": "🃏", **app}]]},
+    )
+    assert (status, body["description"]) == (400, "Bad Request: BUTTON_TYPE_INVALID")
+    assert len(tg.rejected()) == 4
+    assert_results_follow_spec(tg)
+
+
 async def test_private_chat_reachability(tg: FakeTelegram, http: aiohttp.ClientSession) -> None:
     ane, brais = tg.add_user("Ane"), tg.add_user("Brais")
     status, body = await api(http, tg, "sendMessage", chat_id=ane.id, text="tus cartas")

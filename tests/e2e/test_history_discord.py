@@ -35,7 +35,7 @@ async def test_history_opens_hands_ephemerally_and_exports_attachments(
     table = DiscordTable(dc, runtime, service, channel)
     shown = await table.slash(ane, "history")
     reply = shown.response
-    assert reply is not None and not shown.ephemeral and reply.content.startswith("📜 ")
+    assert reply is not None and not shown.ephemeral and reply.text.startswith("📜 ")
     ids = reply.custom_ids()  # five 🔒, five 💬 and the export: within Discord's five rows of five
     n = ids[0].split(".")[1]
     assert len(ids) == 11 and ids[0] == f"{table_id}.{n}.hist" and ids[5] == f"{table_id}.{n}.histc"
@@ -44,20 +44,20 @@ async def test_history_opens_hands_ephemerally_and_exports_attachments(
     in_channel = len(dc.channel_messages(channel))
     opened = await table.press(ane, reply, f"{table_id}.{n}.hist")
     assert opened.ephemeral and opened.response is not None
-    assert opened.response.content.startswith(f"📜 Hand {n} · mus ({table_id})")
+    assert opened.response.text.startswith(f"📜 Hand {n} · mus ({table_id})")
     assert len(dc.channel_messages(channel)) == in_channel and dc.dm_messages(ane) == []
     # In the channel.
     await table.press(ane, reply, f"{table_id}.{n}.histc")
     posted = dc.channel_messages(channel)[in_channel:]
-    assert len(posted) == 1 and posted[0].content.startswith(f"📜 Hand {n} · ")
+    assert len(posted) == 1 and posted[0].text.startswith(f"📜 Hand {n} · ")
     # Forged: a hand never kept, a button of another channel's history.
     forged = await table.answered(dc.press(ane, reply, f"{table_id}.999.hist"))
-    assert forged.ephemeral and forged.response is not None and "no longer kept" in forged.response.content
+    assert forged.ephemeral and forged.response is not None and "no longer kept" in forged.response.text
     other = dc.add_channel(guild, "other")
     elsewhere = await table.slash(ane, "help", channel=other)
     assert elsewhere.response is not None
     stale = await table.answered(dc.press(ane, elsewhere.response, f"{table_id}.{n}.histc"))
-    assert stale.response is not None and "no longer valid" in stale.response.content
+    assert stale.response is not None and "no longer valid" in stale.response.text
     assert len(dc.channel_messages(other)) == 1
     # The export: two attachments in the channel; the JSON replays to the kept scores.
     before = len(dc.channel_messages(channel))

@@ -107,7 +107,7 @@ async def test_both_platforms_in_one_process_survive_a_kill_9(
         seat = next(c for c in dc_lobby.custom_ids() if c.endswith(".L.seat1"))
         pressed = dc.press(brais, dc_lobby, seat)
         await dc.wait_answered(pressed, timeout=10.0)
-        await dc.wait_for(lambda: "Brais" in dc_lobby.content, timeout=10.0)
+        await dc.wait_for(lambda: "Brais" in dc_lobby.text, timeout=10.0)
         data = next(d for _, d in tg_lobby.buttons if d and d.endswith(".L.seat1"))
         query = tg.user_presses(tg_brais, tg_lobby, data)
         await tg.wait_for(lambda: tg.callbacks[query].answered, timeout=30.0)

@@ -1,6 +1,8 @@
-"""``musbot run`` with ``WEB_SECRET`` set serves the web table beside Telegram, in the same process: a page
-of a group's table, opened with a signed link, acts with the chat buttons' tokens, and the group's table
-message tells the move as the page does. The key never appears in the log."""
+"""``musbot run`` with ``WEB_SECRET`` set serves the web table beside Telegram, in the same process: the
+group's table links to the Mini App (``TELEGRAM_MINIAPP_NAME``) and each private hand opens it; a page of a
+group's table, opened with a signed link, acts with the chat buttons' tokens, and the group's table message
+tells the move as the page does; a press in the group reaches the pages at once, pushed through Redis (the
+safety poll is set to a minute). The key never appears in the log."""
 
 from __future__ import annotations
 
@@ -14,10 +16,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from adapters.web.auth import sign_link
-from bot.kernel import UserRef
+from bot.kernel import UserRef, sign_link
 
-from .fake_telegram import FakeTelegram
+from .fake_telegram import FakeTelegram, StoredMessage
 from .test_musbot_run import TG_TOKEN, free_port, musbot_run
 
 WEB_SECRET = "musbot-run-web-secret-0123456789"
@@ -51,6 +52,9 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
             "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{tg.port}",
             "WEB_SECRET": WEB_SECRET,
             "WEB_PORT": str(web_port),
+            "WEB_PUBLIC_URL": "https://mus.example.org",
+            "TELEGRAM_MINIAPP_NAME": "mus",
+            "WEB_SAFETY_POLL": "60",  # a frame that comes sooner was pushed
             "MACHINE_DELAY": "0.2",
         }
     )
@@ -71,6 +75,21 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
         started = tg.user_presses(ane, lobby, start)
         await tg.wait_for(lambda: tg.callbacks[started].answered, timeout=30.0)
         table = start.split(".")[0]
+
+        def opens() -> dict[str, object]:
+            """Where the buttons that open an address lead: the group's table, and Ane's hand."""
+            shown = {}
+            for chat in (group.id, ane.id):
+                for message in tg.bot_messages(chat):
+                    for button in (b for row in message.keyboard for b in row):
+                        if "url" in button or "web_app" in button:
+                            shown[button.get("url") or str(button["web_app"])] = chat
+            return shown
+
+        # The chats lead to the web table: the group to the Mini App's direct link, the hand into the app.
+        direct = f"https://t.me/musbot_web/mus?startapp={table}"
+        app = str({"url": f"https://mus.example.org/t/{table}"})
+        assert await tg.wait_for(lambda: opens() == {direct: group.id, app: ane.id}, timeout=30.0)
 
         pages = {}
         for user in (ane, brais):
@@ -112,6 +131,29 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
             return any(f"{name}: {call['label'].lower()}" in text for text in texts)
 
         await tg.wait_for(told, timeout=30.0)  # the group's table tells the word said on the page
+
+        # Now a word said in the group: the page is told at once, through the write's notice.
+        uid, frame = await on_turn()
+        moves = frame["moves"]
+        assert isinstance(moves, dict)
+        token = moves["calls"][0]["token"]
+        user = ane if uid == ane.id else brais
+
+        def carrying() -> list[StoredMessage]:
+            return [m for m in tg.bot_messages(group) if token in [d for _, d in m.buttons]]
+
+        await tg.wait_for(lambda: bool(carrying()), timeout=30.0)
+        pressed = tg.user_presses(user, carrying()[-1], token)
+        await tg.wait_for(lambda: tg.callbacks[pressed].answered, timeout=30.0)
+
+        async def newer() -> dict[str, object]:
+            async for shown in frames(streams[uid]):
+                if int(shown["v"]) > int(frame["v"]):  # type: ignore[call-overload]
+                    return shown
+            raise EOFError("the stream ended")
+
+        moved = await asyncio.wait_for(newer(), 10.0)
+        assert (moved["hand"], moved["k"]) > (frame["hand"], frame["k"])  # type: ignore[operator]  # the word
         for stream in streams.values():
             stream.close()
         process.send_signal(signal.SIGTERM)
@@ -119,4 +161,4 @@ async def test_a_press_on_the_page_moves_the_groups_table(tg: FakeTelegram, tmp_
     output = log.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in output, output
     assert f"web table on 127.0.0.1:{web_port}" in output
-    assert WEB_SECRET not in output and TG_TOKEN not in output
+    assert WEB_SECRET not in output and TG_TOKEN not in output and "#k=" not in output

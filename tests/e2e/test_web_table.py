@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import aiohttp
 import pytest
@@ -13,6 +14,8 @@ from service_helpers import ANE, BRAIS, GROUP, OUTSIDER, Harness, english
 
 from adapters.web.auth import telegram_init_data
 from adapters.web.feed import PAGES_PER_USER
+from bot.app import Service
+from bot.store import MemoryTableNotices
 from bot.table import FlowSettings
 from engine.cards import FULL_DECK, card_name
 
@@ -87,10 +90,81 @@ async def test_pages_opened_at_once_all_follow_the_table(
     user = ANE if state.user_on_turn() == ANE.key else BRAIS
     token = next(b.token for b in h.on_screen(tid, "table", GROUP.key) if "-" in b.token.split(".")[1])
     assert (await h.press(user, token)).ok
-    await server.hub.poke(tid)
     for client, first in zip(clients, firsts, strict=True):
         newest = await client.settle()
         assert newest["k"] > first["k"], "every page is sent the move, not only the last one opened"
+
+
+async def calm_press(h: Harness, tid: str, service: Service) -> None:
+    """Whoever of Ane and Brais is on turn presses a calm button of the group's table, in the chat."""
+    state = await h.wait_for_human(tid)
+    user = ANE if state.user_on_turn() == ANE.key else BRAIS
+    tokens = h.turn_tokens(tid, GROUP.key)
+    calm = [t for t in tokens if t.endswith((".paso", ".nomus", ".noquiero", ".quiero", ".mus"))] or tokens
+    assert h.record(await service.press(user, sorted(calm)[0])).ok  # (its new buttons kept, as a chat)
+
+
+async def test_a_chat_press_reaches_an_open_page_pushed_not_polled(
+    h: Harness, http: aiohttp.ClientSession
+) -> None:
+    """The hub's safety poll is a minute: a frame that comes within seconds was pushed by the write's notice
+    — a press in the group's chat on this worker, then one on another worker (its own service and cache,
+    the same stores and notices)."""
+    server = await serve(h, poll=60.0)
+    try:
+        tid = await h.started(GROUP, ANE, (BRAIS, 1))
+        await h.wait_for_human(tid)
+        watcher = await page_for(server, http, OUTSIDER, tid)
+        shown = await watcher.settle()
+        other_worker = Service(replace(h.deps))
+        for service in (h.service, other_worker):
+            await calm_press(h, tid, service)
+            written = (await h.load(tid)).version
+            while not (shown["v"] == written and shown["live"]):  # each move in turn, then the newest
+                shown = await watcher.next_frame(timeout=5.0)
+    finally:
+        await server.close()
+
+
+async def test_a_lost_notice_is_made_up_for_after_a_gap_and_by_the_safety_poll(
+    h: Harness, http: aiohttp.ClientSession
+) -> None:
+    """A worker whose notices are lost (another notifier: nobody hears it) writes; the page is told nothing,
+    until its subscription reports a gap (as after a Redis restart) — or, on a server whose safety poll is
+    short, at the next poll."""
+    assert isinstance(h.deps.notices, MemoryTableNotices)
+    deaf_worker = Service(replace(h.deps, notices=MemoryTableNotices()))
+    tid = await h.started(GROUP, ANE, (BRAIS, 1))
+    await h.wait_for_human(tid)
+    for poll in (60.0, 0.3):
+        server = await serve(h, poll=poll)
+        try:
+            watcher = await page_for(server, http, OUTSIDER, tid)
+            shown = await watcher.settle()
+            await calm_press(h, tid, deaf_worker)
+            written = (await h.load(tid)).version
+            if poll > 1:
+                with pytest.raises(TimeoutError):
+                    await watcher.next_frame(timeout=0.5)  # nothing heard, nothing polled
+                h.deps.notices.interrupt()
+            while not (shown["v"] == written and shown["live"]):
+                shown = await watcher.next_frame(timeout=5.0)
+        finally:
+            await server.close()
+
+
+async def test_a_pages_own_press_reads_the_table_once(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    tid = await h.started(GROUP, ANE)  # Ane and three machines: her word and theirs are one write
+    await h.wait_for_human(tid)
+    client = await page_for(server, http, ANE, tid)
+    first = await client.settle()
+    reads = server.hub.reads
+    assert (await client.act(first["moves"]["calls"][0]["token"]))[1]["ok"]
+    newest = await client.settle(0.6)
+    assert newest["v"] == (await h.load(tid)).version == first["v"] + 1
+    assert server.hub.reads == reads + 1
 
 
 async def test_a_forged_a_stale_and_another_tables_token_are_refused_as_a_stale_button_is(
@@ -161,7 +235,6 @@ async def test_the_last_answer_and_the_count_are_shown(
             continue
         calm = [t for t in tokens if t.endswith((".paso", ".nomus", ".noquiero", ".quiero"))] or tokens
         await h.press(user, sorted(calm)[0])
-        await server.hub.poke(tid)
     last = await client.settle(0.8)
     assert last["over"] and last["count"], last
     hand = (await h.load(tid)).match.hand  # type: ignore[union-attr]

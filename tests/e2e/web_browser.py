@@ -7,6 +7,7 @@ Used by the browser tests and by ``docs/make_web_screens.py`` (the screenshots i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -105,15 +106,63 @@ def start_solo(
 
 def spectator_link(solo: SoloWeb, user_key: str = "web:watcher", name: str = "Zuri", lang: str = "en") -> str:
     """A signed link for someone who is not seated at the solo table (reading in ``lang``)."""
-    from adapters.web.auth import sign_link
-    from bot.kernel import UserRef
+    from bot.kernel import UserRef, sign_link
 
     credential = sign_link(SECRET.encode(), UserRef(user_key, name, lang), solo.table, time.time() + 3600)
     return f"{solo.base}/t/{solo.table}#k={credential}"
 
 
-def chrome(size: tuple[int, int] = PHONE) -> Any:
-    """Headless Chromium at ``size`` (selenium's driver)."""
+def auto_match(data_dir: Path, *, seed: int = 3) -> str:
+    """A machine-only match with señas (``musbot play --auto``, a single game) kept in ``data_dir``'s
+    history: its table id."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATA_DIR", "LOG_LEVEL")}
+    argv = ["play", "--auto", "--seed", str(seed), "--senas", "--single", "--quiet", "--lang", "en"]
+    done = subprocess.run(
+        [sys.executable, "-m", "adapters.cli", *argv, "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env={**env, "PYTHONIOENCODING": "utf-8"},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=True,
+    )
+    found = re.search(r"table (\w+) \(", done.stdout)
+    assert found, done.stdout + done.stderr
+    return found.group(1)
+
+
+def replay_link(solo: SoloWeb, table: str, *, lang: str = "en", ttl: float = 3600) -> str:
+    """The address ``/history`` gives a chat to replay ``table``'s kept match, on ``solo``'s server."""
+    from bot.kernel import UserRef, WebLinks
+
+    links = WebLinks(solo.base, SECRET.encode(), ttl / 3600)
+    return links.replay(UserRef("tg:-100", "Group", lang), table, time.time())
+
+
+def replay_state(driver: Any) -> dict[str, Any]:
+    """Where the replay stands: its hand, move and whether it plays, and what the table shows."""
+    return driver.execute_script(
+        """
+        const box = document.getElementById('replay');
+        const q = (s) => Array.from(document.querySelectorAll(s));
+        return {
+          shown: !box.hidden, hand: box.dataset.hand,
+          at: Number(box.dataset.at), total: Number(box.dataset.total),
+          playing: box.dataset.playing, position: document.getElementById('replay-at').textContent,
+          rows: q('#hands .row').map((r) => r.querySelectorAll('svg.card').length),
+          over: !document.getElementById('count').hidden,
+          count: q('#count-lines li').map((e) => e.textContent), known: q('#known li').length,
+          story: q('#story-lines li').length, title: document.getElementById('title').textContent,
+          next: document.getElementById('replay-next').title, text: document.body.innerText,
+          banner: (b => b.hidden ? '' : b.textContent)(document.getElementById('banner')),
+        };
+        """
+    )
+
+
+def chrome(size: tuple[int, int] = PHONE, lang: str = "en") -> Any:
+    """Headless Chromium at ``size`` (selenium's driver), its language ``lang``."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -125,9 +174,12 @@ def chrome(size: tuple[int, int] = PHONE) -> Any:
         "--disable-gpu",
         "--disable-dev-shm-usage",
         f"--window-size={size[0]},{size[1]}",
-        "--lang=en",
+        f"--lang={lang}",
     ):
         options.add_argument(argument)
+    options.add_experimental_option(
+        "prefs", {"intl.accept_languages": lang}
+    )  # (headless: navigator.language)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 

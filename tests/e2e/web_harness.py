@@ -15,10 +15,9 @@ import aiohttp
 from aiohttp import web
 from service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of
 
-from adapters.web.auth import sign_link
 from adapters.web.feed import Hub
 from adapters.web.server import WebTable
-from bot.kernel import UserRef
+from bot.kernel import UserRef, sign_link
 
 SECRET = b"web-table-tests-secret-0123456789"
 
@@ -41,7 +40,7 @@ class WebServer:
         await self.runner.cleanup()
 
 
-async def serve(h: Harness, *, pause: float = 0.05, poll: float = 0.05) -> WebServer:
+async def serve(h: Harness, *, pause: float = 0.05, poll: float = 60.0) -> WebServer:
     hub = Hub(h.service, pause=pause, poll=poll, clock=lambda: h.now)
     table = WebTable(h.service, hub, SECRET, telegram_token="123456:TEST-token", clock=lambda: h.now)
     runner = web.AppRunner(table.app(), access_log=None)

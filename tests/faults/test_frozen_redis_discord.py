@@ -125,7 +125,7 @@ async def test_every_interaction_is_acknowledged_in_time_while_redis_is_frozen(
     deferred = [i for i in singles + burst if i.callback_type != 4]
     assert deferred == [], deferred
     presses = [i for i in singles + burst if i.type == 3]
-    assert {i.response.content for i in presses if i.response is not None} == {UNAVAILABLE}, presses
+    assert {i.response.text for i in presses if i.response is not None} == {UNAVAILABLE}, presses
 
     # Redis is back: the same presses again, and the games go on — nothing lost, nothing twice. (A write the
     # bot gave up on may have landed when Redis resumed: the press is then refused, or changes nothing.)

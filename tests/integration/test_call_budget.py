@@ -41,8 +41,8 @@ async def contract(first: CallBudget, second: CallBudget) -> None:
     refused = await first.draw("bot3", fast, "-100", window)
     assert not refused.granted and 0.8 < refused.wait <= 1.0 + SLACK, refused
     # Another group, and a call that posts nothing (an edit), go on at once: the refusal booked nothing.
-    assert (await second.draw("bot3", fast, "-200", window)) == (True, 0)
-    assert (await second.draw("bot3", fast)) == (True, 0)
+    assert (await second.draw("bot3", fast, "-200", window))[:2] == (True, 0)
+    assert (await second.draw("bot3", fast))[:2] == (True, 0)
     await asyncio.sleep(refused.wait + SLACK)
     assert (await second.draw("bot3", fast, "-100", window)).granted
 
@@ -77,21 +77,14 @@ async def test_many_workers_at_once_never_book_two_calls_closer_than_the_rate(
 ) -> None:
     budgets = [RedisCallBudget(await make_client(), prefix=key_prefix) for _ in range(workers)]  # type: ignore[arg-type]
     rate = BotRate(per_second=50, burst=1)
-    loop = asyncio.get_running_loop()
-
-    async def booked(budget: RedisCallBudget) -> float:
-        """The moment a draw books: when its answer came, plus its wait."""
-        drawn = await budget.draw("bot", rate)
-        return loop.time() + drawn.wait
-
-    results = await asyncio.gather(*(booked(b) for b in budgets for _ in range(5)))
-    moments = sorted(results)
-    # Each wait is counted from its own call, so two calls answered apart may both wait 0: the moments they
-    # book are what the rate spaces (less the answers' round trips, a few ms on a loaded machine).
-    gaps = [b - a for a, b in itertools.pairwise(moments)]
-    assert min(gaps) >= 0.01, gaps
-    # Nor does it over-wait: twenty turns take about nineteen intervals. A loaded machine (three cluster nodes
-    # and four clients on two cores) may stall one answer by 0.1 s or more, which only lengthens the span, so
-    # the bound is half as much again: a budget booking a turn more per call (twice the span) still fails.
-    span = moments[-1] - moments[0]
-    assert span <= 0.02 * (len(moments) - 1) * 1.5, gaps
+    drawn = await asyncio.gather(*(b.draw("bot", rate) for b in budgets for _ in range(5)))
+    assert all(d.granted for d in drawn)
+    # The turns are read on the budget's own clock (Redis's, on the node of the bot's key), not from when each
+    # answer reached this process: a loaded machine that stalls an answer by 0.3 s cannot move them.
+    by_turn = sorted(drawn, key=lambda d: d.turn)
+    gaps = [b.turn - a.turn for a, b in itertools.pairwise(by_turn)]
+    # Never two turns closer than the rate (20 ms, to Redis's millisecond) ...
+    assert min(gaps) >= 0.02 - 0.001, gaps
+    # ... and no turn later than it had to be: a call that waits was booked right after the turn before it.
+    late = [b for a, b in itertools.pairwise(by_turn) if b.wait > 0 and abs(b.turn - a.turn - 0.02) > 0.001]
+    assert not late, by_turn

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 
 import pytest
 
-from bot.kernel import ChatRef, TableStatus, UserRef
+from bot.kernel import ChatRef, TableStatus, UserRef, lobby_stamp, make_token
 from bot.leaderboard import GameResult, PlayerRef, RedisResultQueue
 from bot.ops._bootstrap import redis_service
 from bot.store import AnyRedis, DeadlineChanges, RedisDeadlineStore, RedisTableStore, VersionConflict
@@ -108,3 +109,29 @@ async def test_two_workers_with_their_own_copies_never_lose_a_move(make_client, 
         else:
             assert after.version == stored.version, "a refused press must change nothing"
     assert applied >= 10  # both workers really played (a random match may end early)
+
+
+@pytest.mark.parametrize("web_notices", [False, True])
+async def test_table_writes_are_announced_on_redis_only_for_a_bot_with_a_web_table(
+    redis_client: AnyRedis, key_prefix: str, web_notices: bool
+) -> None:
+    """A bot without a web table spends no Redis command on notices nobody would hear."""
+    from bot.store import RedisTableNotices, TableNotice
+
+    heard: list[TableNotice] = []
+    listener = RedisTableNotices(redis_client, prefix=key_prefix).subscribe(heard.append, lambda: None)
+    service = redis_service(
+        redis_client, key_prefix, FlowSettings(), id_factory=lambda: "note0001", web_notices=web_notices
+    )
+    try:
+        await listener.follow("note0001")
+        outcome = await service.new_table(ChatRef("tg:-5", title="G"), USER)
+        assert outcome.table == "note0001"
+        await service.press(USER, make_token("note0001", lobby_stamp(), "start"))  # a write (v2)
+        for _ in range(100):  # a notice crosses Redis in a few ms
+            if heard:
+                break
+            await asyncio.sleep(0.01)
+        assert [(n.table_id, n.version) for n in heard] == ([("note0001", 2)] if web_notices else [])
+    finally:
+        await listener.close()

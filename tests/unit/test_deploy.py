@@ -19,20 +19,22 @@ from pydantic_settings import BaseSettings
 
 from adapters.discord.settings import DiscordSettings
 from adapters.telegram.settings import TelegramSettings
+from adapters.web.settings import WebSettings
 from bot.ops import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (Settings, TelegramSettings, DiscordSettings)
+SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (Settings, TelegramSettings, DiscordSettings, WebSettings)
 #: Variables the deploy files may set that are not ours (the interpreter's, the shell's).
 NOT_OURS = frozenset({"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"})
-BOT_SERVICES = ("telegram", "telegram-webhook", "discord-0", "discord-1")
+BOT_SERVICES = ("telegram", "telegram-webhook", "discord-0", "discord-1", "web")
 #: The profile that starts each bot service: a platform runs only when asked for (its token is set).
 PROFILES = {
     "telegram": "telegram",
     "telegram-webhook": "webhook",
     "discord-0": "discord",
     "discord-1": "discord",
+    "web": "web",
 }
 VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -236,6 +238,25 @@ def test_every_worker_shares_one_prefix() -> None:
     assert set(prefixes.values()) == {"mus:"}
 
 
+def test_one_web_service_serves_the_web_table_and_the_workers_only_link_to_it() -> None:
+    """Pages keep their stream on the process that opened it: one process serves them, on the port the
+    host's proxy reaches; every other worker writes links and announces changes (WEB_SERVE=false), and no
+    port of theirs collides with the health one."""
+    services = compose()["services"]
+    web = services["web"]
+    assert web["command"] == ["web"] and "replicas" not in web.get("deploy", {})
+    env = environment(web)
+    assert env["WEB_HOST"] == "0.0.0.0" and web["ports"] == [f"127.0.0.1:{env['WEB_PORT']}:{env['WEB_PORT']}"]
+    assert int(env["WEB_PORT"]) != int(env["HEALTH_PORT"])
+    assert "/healthz" in " ".join(web["healthcheck"]["test"]) and env["WEB_PORT"] in " ".join(
+        web["healthcheck"]["test"]
+    )
+    for name in BOT_SERVICES:
+        if name != "web":
+            assert environment(services[name])["WEB_SERVE"] == "false", name
+    assert WebSettings().port != int(dockerfile_env()["HEALTH_PORT"])
+
+
 def test_prometheus_is_optional_and_scrapes_every_worker_on_the_health_port() -> None:
     services = compose()["services"]
     prometheus = services["prometheus"]
@@ -245,8 +266,9 @@ def test_prometheus_is_optional_and_scrapes_every_worker_on_the_health_port() ->
     (job,) = config["scrape_configs"]
     assert job["metrics_path"] == "/metrics"
     (discovery,) = job["dns_sd_configs"]
-    assert sorted(discovery["names"]) == sorted(BOT_SERVICES)
-    assert {int(environment(services[name])["HEALTH_PORT"]) for name in BOT_SERVICES} == {discovery["port"]}
+    workers = [name for name in BOT_SERVICES if name != "web"]  # (`musbot web` keeps no metrics of its own)
+    assert sorted(discovery["names"]) == sorted(workers)
+    assert {int(environment(services[name])["HEALTH_PORT"]) for name in workers} == {discovery["port"]}
 
 
 # -- the image ----------------------------------------------------------------------------------------------

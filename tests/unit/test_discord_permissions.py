@@ -13,6 +13,7 @@ from adapters.discord.permissions import INVITE_PERMISSIONS, TABLE_NEEDS, THREAD
 from adapters.discord.private_hands import MIRROR_SLOT, Mirror, PrivateHands
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import OutMessage
+from bot.store import MemoryMarks
 from bot.store._prefs import MemoryPreferences
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +45,8 @@ async def test_a_hand_mirror_past_its_token_s_life_is_left_alone() -> None:
     await surfaces.set("t0000001", "dc:u5", MIRROR_SLOT, Mirror(77, now - 1, "tok").stored())
     # No client at all: reaching Discord would fail loudly.
     inner = SimpleNamespace(client=None)
-    hands = PrivateHands(inner, surfaces, SimpleNamespace(chats=None), clock=lambda: now)  # type: ignore[arg-type]
+    service = SimpleNamespace(chats=None)
+    hands = PrivateHands(inner, surfaces, service, MemoryMarks(), clock=lambda: now)  # type: ignore[arg-type]
     view = OutMessage(slot="hand", text="Hand 2", user="dc:u5", table="t0000001")
     await hands._mirror("dc:u5", view)  # expired: no call
     hands.clock = lambda: now - 60

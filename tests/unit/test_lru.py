@@ -19,8 +19,8 @@ def test_a_full_cache_forgets_the_least_recently_used_entry_only() -> None:
     cache.put("c", 30)  # rewritten: the most recent again
     cache.put("e", 5)
     assert "a" not in cache and cache.get("c") == 30
-    cache.pop("c")
-    cache.pop("unknown")
+    assert cache.pop("c") == 30  # forgotten, and what it held given back
+    assert cache.pop("unknown") is None
     assert len(cache) == 2
 
 

@@ -78,7 +78,13 @@ def test_a_view_survives_the_trip_through_json() -> None:
         slot="hand",
         text="🂠 Ane\n«cartas»",
         user="dc:u9",
-        buttons=((Button("Paso", "abcdefgh.1-0.paso"),), (Button("🂠", "abcdefgh.1.cards"),)),
+        buttons=(
+            (Button("Paso", "abcdefgh.1-0.paso"),),
+            (
+                Button("🂠", "abcdefgh.1.cards"),
+                Button.link("🃏", "https://mus.example.org/t/abcdefgh", web_app=True),
+            ),
+        ),
         fresh=True,
         table="abcdefgh",
         origin="dc:5",

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, english, human_step, users_by_key
 
-from bot.kernel import OutMessage, TableState
+from bot.kernel import Button, OutMessage, TableState
 from bot.kernel import _model as model
 from engine.state import SCHEMA_VERSION as MATCH_SCHEMA_VERSION
 
@@ -166,3 +166,58 @@ def test_a_stored_view_from_a_newer_version_is_read_and_one_from_an_older_keeps_
     assert OutMessage.from_json(json.dumps(older)) == replace(view, deadline=0.0)
     with pytest.raises(ValueError):
         OutMessage.from_json(json.dumps({"text": "no slot"}))
+
+
+#: A table message with a link among its buttons, as a Telegram group's table draws it with a Mini App.
+LINKED = OutMessage(
+    slot="table",
+    text="Ane's turn",
+    chat="tg:-100",
+    table="abcdefgh",
+    buttons=(
+        (Button("Paso", "abcdefgh.1-0.paso"),),
+        (
+            Button("🂠 My cards", "abcdefgh.1.cards"),
+            Button.link("🃏 Open the table", "https://t.me/musbot/mus?startapp=abcdefgh"),
+        ),
+        (Button.link("🃏", "https://mus.example.org/t/abcdefgh", web_app=True),),
+    ),
+)
+
+
+def older_reading(data: str) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """The buttons as the version before link buttons read a stored view: ``[label, token]`` pairs only
+    (anything else raised, and the view was lost)."""
+    return tuple(
+        tuple((str(label), str(token)) for label, token in row) for row in json.loads(data)["buttons"]
+    )
+
+
+def test_a_view_with_links_round_trips_and_an_older_version_reads_it_without_them() -> None:
+    stored = LINKED.to_json()
+    assert OutMessage.from_json(stored) == LINKED
+    # The previous version reads the rows it knows, and shows the view without the links (it drops the field).
+    assert older_reading(stored) == (
+        (("Paso", "abcdefgh.1-0.paso"),),
+        (("🂠 My cards", "abcdefgh.1.cards"),),
+        (),
+    )
+    # What an older version wrote (no links) is read as it was.
+    plain = replace(LINKED, buttons=LINKED.buttons[:1])
+    assert "links" not in json.loads(plain.to_json())
+    assert OutMessage.from_json(plain.to_json()) == plain
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        [[0, 0, "x", "https://a.example", "press"]],
+        [[0, 0, "x", "", "link"]],
+        [[0, 0, "x", 5, "web_app"]],
+        [[0]],
+    ],
+)
+def test_a_stored_link_that_is_not_one_is_refused(links: object) -> None:
+    data = json.loads(LINKED.to_json()) | {"links": links}
+    with pytest.raises(ValueError):
+        OutMessage.from_json(json.dumps(data))

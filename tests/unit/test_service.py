@@ -1273,6 +1273,17 @@ async def test_newgame_during_a_game_posts_the_table_again_at_most_once_per_inte
     assert (await h.service.new_table(chat, ane)).messages
 
 
+async def test_newgame_at_a_paused_table_spends_no_repost_so_the_next_one_can_resume_it() -> None:
+    h = Harness()
+    chat, ane = ChatRef("t:-9", title="G"), UserRef("t:1", "Ane", "en")
+    await h.service.new_table(chat, ane)
+    assert (await h.service.pauses.chat_lost(chat.key)).ok  # the bot may no longer post there
+    refused = [await h.service.new_table(chat, ane) for _ in range(3)]
+    assert all(r.paused and not r.messages for r in refused)  # each says why; none posted anything
+    assert (await h.service.pauses.chat_back(chat)).ok
+    assert (await h.service.new_table(chat, ane)).messages  # back: posted at once, no interval to wait
+
+
 async def test_a_table_posted_again_says_so_and_views_that_begin_a_hand_do_not(h: Harness) -> None:
     """Delivery posts a view that begins a hand only if no view of that hand posted it yet (a redraw may come
     first), and a view posted again at the bottom anew: the stamp tells them apart."""

@@ -8,9 +8,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from adapters.web.auth import Refused, check_link, sign_link, telegram_init_data, telegram_visitor
+from adapters.web.auth import telegram_init_data, telegram_visitor
 from adapters.web.settings import WebSettings
-from bot.kernel import UserRef
+from bot.kernel import LinkRefused, UserRef, check_link, sign_link
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 ANE = UserRef("dc:42", "Ane", "eu")
@@ -38,14 +38,14 @@ def test_a_signed_link_names_its_user_and_table() -> None:
 )
 def test_a_link_that_does_not_hold_is_refused(mangle, table: str, now: float, reason: str) -> None:  # type: ignore[no-untyped-def]
     link = sign_link(SECRET, ANE, "abcd1234", NOW + 60)
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(LinkRefused) as refused:
         check_link(SECRET, mangle(link), table, now)
     assert refused.value.reason == reason
 
 
 def test_a_link_signed_with_another_secret_or_rewritten_is_refused() -> None:
     forged = sign_link(b"another secret, not ours at all", ANE, "abcd1234", NOW + 60)
-    with pytest.raises(Refused):
+    with pytest.raises(LinkRefused):
         check_link(SECRET, forged, "abcd1234", NOW)
     # Someone else's name put into a real link: the signature no longer holds.
     payload, signature = sign_link(SECRET, ANE, "abcd1234", NOW + 60).split(".")
@@ -54,7 +54,7 @@ def test_a_link_signed_with_another_secret_or_rewritten_is_refused() -> None:
     body = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     body["u"] = "dc:666"
     other = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=").decode()
-    with pytest.raises(Refused, match="bad signature"):
+    with pytest.raises(LinkRefused, match="bad signature"):
         check_link(SECRET, f"{other}.{signature}", "abcd1234", NOW)
 
 
@@ -77,15 +77,15 @@ def test_telegram_init_data_names_the_user_and_the_table_it_was_opened_for() -> 
 
 def test_init_data_with_a_bad_hash_an_old_date_or_another_bot_is_refused() -> None:
     good = telegram_init_data(BOT_TOKEN, init_data())
-    with pytest.raises(Refused, match="bad hash"):  # another bot's initData
+    with pytest.raises(LinkRefused, match="bad hash"):  # another bot's initData
         telegram_visitor(good, "999:another-bot", "", NOW, 3600)
-    with pytest.raises(Refused, match="bad hash"):  # a field changed after signing
+    with pytest.raises(LinkRefused, match="bad hash"):  # a field changed after signing
         telegram_visitor(good.replace("abcd1234", "zzzz9999"), BOT_TOKEN, "", NOW, 3600)
     old = telegram_init_data(BOT_TOKEN, init_data(auth_date=str(int(NOW) - 7200)))
-    with pytest.raises(Refused, match="old auth_date"):
+    with pytest.raises(LinkRefused, match="old auth_date"):
         telegram_visitor(old, BOT_TOKEN, "", NOW, 3600)
     for garbage in ("", "hash", "a=1&a=2&hash=00", "%%%"):
-        with pytest.raises(Refused):
+        with pytest.raises(LinkRefused):
             telegram_visitor(garbage, BOT_TOKEN, "", NOW, 3600)
 
 

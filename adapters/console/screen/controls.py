@@ -20,6 +20,8 @@ CATCH_KEYS = "cxvz"
 # Buttons the full screen does not show: "My cards" (the cards are always on screen), "More…" (an amount is
 # typed), and the core's ⚡ (the screen's own catch buttons count from when the seña was shown here).
 _HIDDEN = frozenset({"cards", "more"})
+#: Between the words of one button (its key and its label): the screen never breaks a line there.
+_NBSP = "\u00a0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +35,15 @@ class Catchable:
 
 
 def pressable(messages: Iterable[OutMessage], slots: tuple[str, ...] = ("table", "hand")) -> list[Button]:
-    """The buttons of the views in ``slots`` that the full screen shows, in order."""
+    """The buttons of the views in ``slots`` that the full screen shows, in order (no link: a terminal opens
+    no address)."""
     return [
         b
         for m in messages
         if m.slot in slots
         for row in m.buttons
         for b in row
-        if code_of(b) not in _HIDDEN and not (code_of(b) or "").startswith("catch")
+        if not b.opens and code_of(b) not in _HIDDEN and not (code_of(b) or "").startswith("catch")
     ]
 
 
@@ -63,9 +66,12 @@ def new_catches(
 
 def key_line(buttons: list[Button]) -> Content:
     """``1 Paso  2 Envido 2  …``: each button with its key, clickable, wrapping at spaces between buttons
-    (a label's own spaces do not break)."""
+    (a button's own spaces are no-break spaces, which the screen never breaks: :mod:`.wrap`)."""
     return Content("   ").join(
-        Content.from_markup(f"[@click=app.press({n})][b reverse] {n} [/] $label[/]", label=_unbroken(b.label))
+        Content.from_markup(
+            f"[@click=app.press({n})][b reverse]{_NBSP}{n}{_NBSP}[/]{_NBSP}$label[/]",
+            label=_unbroken(b.label),
+        )
         for n, b in enumerate(buttons, 1)
     )
 
@@ -78,4 +84,4 @@ def catch_lines(catches: list[Catchable]) -> Content:
 
 
 def _unbroken(label: str) -> str:
-    return label.replace(" ", "\u00a0")
+    return label.replace(" ", _NBSP)

@@ -18,7 +18,7 @@ from adapters.console.screen.table import DEFAULT_PACE, TableScreen
 from adapters.console.table import ConsoleTable
 from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, Translator, normalize_language, translator
-from bot.kernel import TableStatus, UserRef
+from bot.kernel import UserRef
 from bot.ops import Settings, build_app
 from bot.table import FlowSettings
 
@@ -118,6 +118,6 @@ async def _closing_line(
     replaced = await replacement.settle(service, user, state)
     if replacement.pending:
         return t.gettext(saves.NEW_CANCELLED)
-    ended = state is not None and state.status in (TableStatus.FINISHED, TableStatus.CANCELLED)
+    ended = state is not None and state.finished
     closing = t.gettext(console.THE_END) if ended else console.saved_line(t, settings)
     return f"{t.gettext(saves.REPLACED)}\n{closing}" if replaced else closing

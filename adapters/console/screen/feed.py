@@ -25,7 +25,7 @@ from bot.screens import (
 )
 from engine.actions import ActionKind
 from engine.hand import Hand
-from engine.record import apply_entry, record_of, start_hand
+from engine.record import hand_after, hand_steps, record_of
 from engine.views import SeatView, SenaView
 
 
@@ -34,15 +34,10 @@ def views_after(hand: Hand, seat: int, first: int) -> list[SeatView]:
     after entry ``first``, ``first + 1``…, the last one the hand as it stands)."""
     record = record_of(hand)
     total = len(record.actions)
-    if first > total:
-        return []
-    replayed = start_hand(record)
-    views: list[SeatView] = []
-    for done, entry in enumerate(record.actions, 1):
-        apply_entry(replayed, entry)
-        if done >= first:
-            views.append(hand.view_for(seat) if done == total else replayed.view_for(seat))
-    return views
+    return [
+        hand.view_for(seat) if done == total else replayed.view_for(seat)
+        for done, replayed in hand_steps(record, first)
+    ]
 
 
 def view_before(hand: Hand, seat: int, done: int) -> SeatView:
@@ -50,10 +45,7 @@ def view_before(hand: Hand, seat: int, done: int) -> SeatView:
     record = record_of(hand)
     if done >= len(record.actions):
         return hand.view_for(seat)
-    replayed = start_hand(record)
-    for entry in record.actions[:done]:
-        apply_entry(replayed, entry)
-    return replayed.view_for(seat)
+    return hand_after(record, done).view_for(seat)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
 from adapters.console import amounts
-from adapters.console.screen import controls, panels, texts
+from adapters.console.screen import controls, panels, texts, wrap
 from adapters.console.screen.feed import Step, step_lines, view_before, views_after
 from adapters.console.table import plain
 from bot.app import Service
@@ -29,6 +29,7 @@ from bot.i18n import common, translator
 from bot.kernel import (
     Button,
     ChatRef,
+    DeadlineKind,
     Outcome,
     TableState,
     TableStatus,
@@ -125,22 +126,22 @@ class TableScreen(App[int]):
     def compose(self) -> ComposeResult:
         """Header (position and score), seats, cards, story, count on the left, the move feed on the right,
         then the answer, the buttons, the amount box and the keys."""
-        yield Static(id="header", markup=False)
+        yield wrap.Wrapped(id="header", markup=False)
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield Static(id="seats", markup=False)
-                yield Static(id="cards", markup=False)
+                yield wrap.Wrapped(id="seats", markup=False)
+                yield wrap.Wrapped(id="cards", markup=False)
                 with VerticalScroll(id="storybox"):
-                    yield Static(id="story", markup=False)
-                    yield Static(id="count", markup=False)
+                    yield wrap.Wrapped(id="story", markup=False)
+                    yield wrap.Wrapped(id="count", markup=False)
             with VerticalScroll(id="feedbox"):
-                yield Static(id="feed", markup=False)
+                yield wrap.Wrapped(id="feed", markup=False)
         with Vertical(id="controls"):
-            yield Static(id="notice", markup=False)
-            yield Static(id="catches")
-            yield Static(id="buttons")
+            yield wrap.Wrapped(id="notice", markup=False)
+            yield wrap.Wrapped(id="catches")
+            yield wrap.Wrapped(id="buttons")
             yield Input(id="amount", type="integer", compact=True)
-            yield Static(self.t.gettext(texts.KEYS), id="keys", markup=False)
+            yield wrap.Wrapped(self.t.gettext(texts.KEYS), id="keys", markup=False)
 
     async def on_mount(self) -> None:
         """Show what the opening said, then the table as it stands (a resumed hand is not replayed)."""
@@ -340,10 +341,9 @@ class TableScreen(App[int]):
     async def action_next_hand(self) -> None:
         """After the count: deal the next hand (the deal waits for the player here)."""
         table = self.table
-        if table is None or not self.counted or not self.caught_up or table.due_key is None:
-            return
-        if table.due_key.split("|")[1:2] == ["deal"]:
-            await self._answer(await self.service.deadlines.fire(table.due_key))
+        deadline = None if table is None or not self.counted or not self.caught_up else table.deadline
+        if deadline is not None and deadline.kind is DeadlineKind.DEAL:
+            await self._answer(await self.service.deadlines.fire(deadline.key))
 
     def action_amount(self) -> None:
         """Put the cursor in the amount box."""

@@ -1,23 +1,36 @@
 /* The web table's page: opens a session with its credential (a signed link in the address's fragment, or
    Telegram's initData), draws every frame the server sends (Server-Sent Events), and sends the tokens of the
    buttons pressed. Everything the page shows comes from the server, already censored for its seat and in its
-   language; names are set as text, never as markup. */
+   language; names are set as text, never as markup. At /r/<table> the same drawing replays a finished match
+   (replay.js drives it). */
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
   const CARD = /^(1[0-2]|[1-7])[oceb]$/;
   const state = { page: null, source: null, frame: null, picked: null, amount: 0, flashSeen: {}, timers: [] };
-  const table = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop() || "");
+  // The table: the address's last part (/t/<table>), or, in a Mini App opened by its direct link at its
+  // registered address (/t/ or /), the link's startapp that Telegram passes on (the server checks it in
+  // initData's start_param, and answers with the table it opened).
+  const path = location.pathname.split("/").filter(Boolean);
+  let table = decodeURIComponent(path.length > 1 ? path[path.length - 1] : "") || startParam();
+
+  function startParam() {
+    const query = new URLSearchParams(location.search).get("tgWebAppStartParam");
+    if (query) return query;
+    const data = new URLSearchParams(location.hash.slice(1)).get("tgWebAppData");
+    return (data && new URLSearchParams(data).get("start_param")) || "";
+  }
+  const replaying = location.pathname.startsWith("/r/");
 
   function credential() {
-    const key = "mus-credential-" + table;
+    const key = (replaying ? "mus-replay-" : "mus-credential-") + table;
     const hash = new URLSearchParams(location.hash.slice(1));
     let found = null;
     if (hash.get("k")) found = { link: hash.get("k") };
     else if (hash.get("tgWebAppData")) found = { init_data: hash.get("tgWebAppData") };
     if (found) {
       sessionStorage.setItem(key, JSON.stringify(found));
-      history.replaceState(null, "", location.pathname); // the credential leaves the address bar
+      history.replaceState(null, "", location.pathname + location.search); // the credential leaves the address
       return found;
     }
     const kept = sessionStorage.getItem(key);
@@ -83,6 +96,7 @@
       return;
     }
     state.page = answer.page;
+    table = answer.table || table;
     $("banner").hidden = true;
     const source = new EventSource("/api/events?page=" + encodeURIComponent(state.page));
     state.source = source;
@@ -247,6 +261,20 @@
     }
   }
 
+  // A replay shows every seat's cards (a finished hand's are the chat's to see), under the seat's name.
+  function drawHands(f) {
+    const box = $("hands");
+    box.textContent = "";
+    box.hidden = !f.hands;
+    (f.hands || []).forEach((seat, i) => {
+      const row = el("div", "row team" + (i % 2));
+      row.dataset.seat = i;
+      row.appendChild(el("div", "who", seat.name));
+      seat.cards.forEach((name) => row.appendChild(card(name)));
+      box.appendChild(row);
+    });
+  }
+
   function drawStory(f, previous) {
     const list = $("story-lines");
     const before = previous && previous.hand === f.hand ? (previous.story || []) : [];
@@ -289,6 +317,7 @@
     drawFlashes(f);
     drawHand(f);
     drawActions(f);
+    drawHands(f);
     drawCount(f, previous);
     drawStory(f, previous);
   }
@@ -300,5 +329,6 @@
     });
   }, 250);
 
-  document.addEventListener("DOMContentLoaded", open);
+  window.MusTable = { table: table, credential: credential, draw: draw, toast: toast };
+  document.addEventListener("DOMContentLoaded", () => (replaying ? window.MusReplay.start(window.MusTable) : open()));
 })();
