@@ -213,6 +213,21 @@ async def test_entries_a_dead_worker_did_not_write_are_written_by_the_next_write
     assert await cluster_client.hget(store.table_key("t1"), "ix") is None
 
 
+async def test_a_create_of_the_previous_version_that_died_is_completed_by_the_first_write(
+    cluster_client: RedisCluster, key_prefix: str
+) -> None:
+    """Rolling upgrade: a worker of the previous version (its pending create marks nothing) died after
+    claiming the chat; the first write of this version, listing the same people, completes the table."""
+    store = RedisTableStore(cluster_client, prefix=key_prefix)
+    key = store.table_key("old")
+    await cluster_client.hset(key, mapping={"v": 1, "data": "x", "chat": "c1", "users": '["u1"]', "fin": "0"})
+    await cluster_client.expire(key, PENDING_TTL_SECONDS)
+    await cluster_client.set(store.chat_key("c1"), "old")
+    await store.compare_and_set("old", 1, "y", chat_key=None, user_keys=["u1"], finished=False)
+    assert await cluster_client.ttl(key) == -1 and await store.live_tables() == ["old"]
+    assert await store.table_for_user("u1") == "old" and await store.table_for_chat("c1") == "old"
+
+
 async def test_a_write_changes_its_own_deadlines_atomically_and_another_tables_right_after(
     cluster_client: RedisCluster, key_prefix: str
 ) -> None:
