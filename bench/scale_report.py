@@ -229,8 +229,9 @@ def print_ceiling(one: Result, top: Result, cores: int) -> None:
         f"({100 * bench / max(1e-9, one.per_action_ms(one.workers_cores)):.0f}% of what the worker spends) "
         f"and Redis {one.per_action_ms(one.redis_cores):.2f} ms: with {free:.2f} cores free of other "
         f"processes, {top.workers} workers can do at most {ceiling:.2f}× the actions of one on this machine "
-        "(the bench and Redis grow with them); on machines of their own the workers would not share a core "
-        "with the bench"
+        "at these costs per action (the bench and Redis grow with the workers; a 1-worker run slowed by "
+        "other processes makes this low); on machines of their own the workers would not share a core with "
+        "the bench"
     )
 
 
