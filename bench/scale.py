@@ -1,7 +1,7 @@
 """Scaling benchmark: 1, 2 and 4 ``musbot run`` workers behind a webhook, on one Redis and on a Redis Cluster.
 
     python bench/scale.py [--duration S] [--warmup S] [--tables N] [--in-flight N] [--workers 1,2,4]
-                          [--no-cluster] [--seed N] [--logs DIR] [--check-screens] [--drain S]
+                          [--no-cluster | --no-single] [--seed N] [--logs DIR] [--check-screens] [--drain S]
                           [--profile DIR]
 
 Prints figures only (no assertions). Everything runs on 127.0.0.1, one configuration after the other (the
@@ -62,7 +62,11 @@ Figures, per configuration:
   nothing is left to send (not checked if the lanes were still sending: within the bot's 24 calls a second,
   every hand's table and showdown of a fast run take minutes to go out).
 
-At the end: what limits the throughput at the largest worker count, from the CPU split. The machine's core
+At the end: what limits the throughput at the largest worker count, from the CPU split, and the ceiling of
+the ratio on this machine when Redis and the bench itself (the generator's CPU per action is printed beside
+the worker's) grow with the actions as they do. The generator keeps its own copy of each table's hand and
+applies only the moves added since its last read, not a replay from the deal at every press: the less the
+bench spends, the more of the machine measures the bot. The machine's core
 count is printed first: on 2 cores, four workers, Redis and the load generator share two cores, so the
 scaling ratio says how well the work spreads over what the machine has, not how it would spread over four
 machines. Nothing is left running: workers and redis-servers are stopped in a ``finally`` (also on Ctrl-C
@@ -111,7 +115,9 @@ async def main_async(args: argparse.Namespace) -> None:
             "workers is bounded by the cores left over, not by N"
         )
     counts = [int(n) for n in args.workers.split(",") if n.strip()]
-    backends = [("single", False)] + ([] if args.no_cluster else [("cluster", True)])
+    backends = ([] if args.no_single else [("single", False)]) + (
+        [] if args.no_cluster else [("cluster", True)]
+    )
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="musbot-scale-") as tmp_name:
         tmp = Path(tmp_name)
@@ -151,6 +157,7 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=64, help="presses unanswered at most (default 64)")
     parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated (default 1,2,4)")
     parser.add_argument("--no-cluster", action="store_true", help="one Redis only, no Redis Cluster")
+    parser.add_argument("--no-single", action="store_true", help="the Redis Cluster only, no single Redis")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs", type=Path, help="keep a copy of the workers' logs in this directory")
     parser.add_argument(

@@ -203,6 +203,7 @@ def print_limits(results: list[Result], cores: int) -> None:
             f"generator and other processes had theirs: {room:.2f}, so at the 1-worker CPU cost per action "
             f"the ratio could at best approach {best:.2f} on this machine"
         )
+        print_ceiling(one, top, cores)
         calls_one, calls_top = one.views_per_action, top.views_per_action
         commands_one = one.redis_commands / max(1, one.actions)
         commands_top = top.redis_commands / max(1, top.actions)
@@ -214,6 +215,24 @@ def print_limits(results: list[Result], cores: int) -> None:
             f"is not modified': another worker had made that edit); Redis commands per action: "
             f"{commands_top:.1f} against {commands_one:.1f}"
         )
+
+
+def print_ceiling(one: Result, top: Result, cores: int) -> None:
+    """The ratio this machine allows when Redis and the bench grow with the actions, as they do: every action
+    costs the workers, Redis and the generator (load + fake Bot API) what it cost them with one worker."""
+    whole = one.workers_cores + one.redis_cores + one.generator_cores  # cores per 1-worker throughput
+    free = cores - top.other_cores
+    ceiling = min(float(top.workers), free / max(1e-9, whole))
+    bench = one.per_action_ms(one.generator_cores)
+    print(
+        f"    per action the bench itself (load generator + fake Bot API server) costs {bench:.2f} ms of CPU "
+        f"({100 * bench / max(1e-9, one.per_action_ms(one.workers_cores)):.0f}% of what the worker spends) "
+        f"and Redis {one.per_action_ms(one.redis_cores):.2f} ms: with {free:.2f} cores free of other "
+        f"processes, {top.workers} workers can do at most {ceiling:.2f}× the actions of one on this machine "
+        "at these costs per action (the bench and Redis grow with the workers; a 1-worker run slowed by "
+        "other processes makes this low); on machines of their own the workers would not share a core with "
+        "the bench"
+    )
 
 
 def print_table(results: list[Result], cores: int) -> None:

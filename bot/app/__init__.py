@@ -6,6 +6,7 @@
 * :mod:`bot.app._drawn` — what a command shows, answers, keeps in the history and rates, made in one place
   from what its step recorded (:func:`~bot.app._drawn.drawn`);
 * :mod:`bot.app._deadline_work` — claim due deadlines and fire them through the unit of work;
+  :mod:`bot.app._wakes` — when the deadline loop looks again (a deadline due sooner than it waits for);
 * :mod:`bot.app._chat_commands`, :mod:`bot.app._history_commands`, :mod:`bot.app._lesson_commands` — the
   commands about a chat, the hand history and the lessons;
 * :mod:`bot.app._chat_moves` — a chat that moved to a new key (a group upgraded to a supergroup): its table,

@@ -13,7 +13,6 @@ Results of finished games are rated off the command path when a queue is wired.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -24,11 +23,19 @@ from pydantic import ValidationError
 from bot.app._deps import ServiceDeps
 from bot.app._drawn import Before, Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
+from bot.app._wakes import LoopWakes
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language
 from bot.i18n import common as msg
 from bot.kernel import Outcome, OutMessage, TableState, UserRef
 from bot.leaderboard import GameResult
-from bot.store import DeadlineChanges, StoreError, StoreUnavailable, TableNotices, VersionConflict
+from bot.store import (
+    DeadlineChanges,
+    StoredTable,
+    StoreError,
+    StoreUnavailable,
+    TableNotices,
+    VersionConflict,
+)
 from bot.table import (
     NOT_NOW,
     Answer,
@@ -62,6 +69,8 @@ class _Command:
     step: Step
     lang: str
     """The language of its answers: the asker's seat's once the table is loaded, else their client's."""
+    current: StoredTable | None = None
+    """The table as stored when this command's write was refused: the next try runs on it, unread."""
 
     def outcome(
         self,
@@ -106,8 +115,8 @@ class TableWork:
         self._policies: dict[str, Policy] = {}
         self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
         """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
-        self.deadline_added = asyncio.Event()
-        """Set when a command schedules a deadline (the deadline loop waits on it)."""
+        self.wakes = LoopWakes()
+        """Told every deadline a command schedules (this worker's deadline loop sleeps on it)."""
         self._newest: dict[str, int] = {}
         """The newest version of each cached table that this worker has seen."""
 
@@ -195,7 +204,7 @@ class TableWork:
         verified = cached is None
         data = ""
         if cached is None:
-            stored = await self.deps.tables.load(table_id)
+            stored, command.current = command.current or await self.deps.tables.load(table_id), None
             if stored is None:
                 return Outcome(answer=say(command.lang, msg.STALE_BUTTON), ok=False)
             version, data = stored.version, stored.data
@@ -236,19 +245,19 @@ class TableWork:
         # Stamped before the write, which makes it version + 1 (or fails and the step runs again).
         views = _stamped(shown.views, loaded.version + 1, ctx.table, begin=True)
         schedule, stale = _deadline_changes(ctx, loaded.due)
-        if not await self._compare_and_set(command.table_id, loaded, schedule, stale):
+        if not await self._compare_and_set(command, loaded, schedule, stale):
             return None
-        if schedule:
-            self.deadline_added.set()  # wake this worker's deadline loop: a machine may be due soon
+        if schedule:  # (a machine's move may be due soon: the deadline loop wakes if it sleeps past it)
+            self.wakes.scheduled(min(due for _, due in schedule))
         await self._after_write(shown, ctx.now, () if self.deps.atomic_deadlines else stale)
         return command.outcome(shown.answer_or(answer), views, alert=shown.alert)
 
     async def _compare_and_set(
-        self, table_id: str, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]
+        self, command: _Command, loaded: _Loaded, schedule: Deadlines, stale: tuple[str, ...]
     ) -> bool:
         """Write the changed table, with its deadlines, if the store still holds the version it was loaded
         at; whether it did. This worker keeps the written copy for the next command (while it plays on)."""
-        table, atomic = loaded.ctx.table, self.deps.atomic_deadlines
+        table_id, table, atomic = command.table_id, loaded.ctx.table, self.deps.atomic_deadlines
         if not atomic:
             # Deadlines go in before the write: if we die in between, a stale key fires as a no-op.
             for key, due in schedule:
@@ -264,8 +273,9 @@ class TableWork:
                 finished=finished,
                 deadlines=DeadlineChanges(schedule, stale) if atomic else None,
             )
-        except VersionConflict:
+        except VersionConflict as conflict:
             self._newest.pop(table_id, None)
+            command.current = conflict.current
             return False
         if finished:
             self._newest.pop(table_id, None)

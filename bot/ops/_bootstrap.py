@@ -243,7 +243,9 @@ async def run_deadlines(
     """
     sweep = DeadlineSweep(service.deps.tables, service.deps.deadlines, interval=sweep_interval, clock=clock)
     outage = OutageLog(log, "deadline loop")
+    wakes = service.tables.wakes
     while not stop.is_set():
+        wakes.round_begins()
         try:
             await sweep.run_if_due()
             if drain is not None:
@@ -262,16 +264,7 @@ async def run_deadlines(
         else:
             outage.succeeded()
         wait = max_sleep if upcoming is None else min(max_sleep, max(0.0, upcoming - clock()))
-        woken = service.tables.deadline_added
-        if not woken.is_set():
-            # Sleep until the next deadline, the stop, or a command that schedules a new one.
-            waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(woken.wait())]
-            try:
-                await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waiters:
-                    waiter.cancel()
-        woken.clear()
+        await wakes.sleep(upcoming, wait, stop)  # or less: a command schedules one due sooner, the stop
 
 
 @dataclass

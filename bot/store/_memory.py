@@ -118,8 +118,11 @@ class MemoryTableStore:
         users = normalize_user_keys(user_keys)
         async with self._lock:
             entry = self._get(table_id)
-            if entry is None or entry.version != expected_version:
-                raise VersionConflict(table_id, expected_version, None if entry is None else entry.version)
+            if entry is None:
+                raise VersionConflict(table_id, expected_version, None)
+            if entry.version != expected_version:
+                current = StoredTable(table_id, entry.version, entry.data)
+                raise VersionConflict(table_id, expected_version, entry.version, current=current)
             old_chat, old_users = entry.chat_key, entry.user_keys
             chat = chat_key if chat_key is not None else old_chat
             if not finished and chat is not None and chat != old_chat:

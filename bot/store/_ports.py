@@ -46,15 +46,18 @@ reaches the keys of one hash slot only. The stores keep every guarantee above, w
   the deadlines of its own table that it schedules and cancels are still one atomic step. Deadlines of
   another table given to a write are changed right after it (the bot never gives any).
 * The chat and user indexes live in slots of their own and are written by single-key commands right after
-  the table's script: a crash in between can leave an entry unset (the table's next write sets it again) or
-  naming a finished or vanished table (``table_for_chat`` and ``table_for_user`` check the table, answer
-  ``None`` and remove the entry). "One active table per chat" stays exact: ``create`` writes the table
-  (expiring), claims the chat's entry with a compare-and-set unless it names another live table, then makes
-  the table persistent and live. A crash during a create leaves at most a table that expires within a
-  minute. Of two concurrent writes of different tables listing one user, either may be the one the user's
-  entry names. A table moving to another chat claims that chat's entry the same way before its script (a
-  write that then fails leaves the entry naming a live table not yet in that chat: its next move completes
-  it; once it is finished, readers drop the entry).
+  the table's script, and only by the writes that change them (a create, a table's first write, a write that
+  changes its chat or its people, finishes or reopens it): most writes touch no entry. A crash in between
+  can leave an entry unset (the write marked the table's entries pending, so the table's next write sets
+  them all again) or naming a finished or vanished table (``table_for_chat`` and ``table_for_user`` check
+  the table, answer ``None`` and remove the entry). So a user listed by two live tables stays with the one
+  whose write listed them last among those that changed the entries, not with the one written last. "One
+  active table per chat" stays exact: ``create`` writes the table (expiring), claims the chat's entry with a
+  compare-and-set unless it names another live table, then makes the table persistent and live. A crash
+  during a create leaves at most a table that expires within a minute. Of two concurrent writes of different
+  tables listing one user, either may be the one the user's entry names. A table moving to another chat
+  claims that chat's entry the same way before its script (a write that then fails leaves the entry naming a
+  live table not yet in that chat: its next move completes it; once it is finished, readers drop the entry).
 * ``claim_due`` leases shard by shard: it looks at the due keys of every shard, keeps the earliest
   ``limit``, and leases those still due, one script per shard. No key is ever handed to two callers during
   its lease; a caller may get fewer than ``limit`` keys when another leased some of them in between.
@@ -152,13 +155,22 @@ class VersionConflict(StoreError):
     """
 
     def __init__(
-        self, table_id: str, expected: int | None, actual: int | None, message: str | None = None
+        self,
+        table_id: str,
+        expected: int | None,
+        actual: int | None,
+        message: str | None = None,
+        *,
+        current: StoredTable | None = None,
     ) -> None:
         found = "no table" if actual is None else f"version {actual}"
         super().__init__(message or f"table {table_id!r}: expected version {expected}, found {found}")
         self.table_id = table_id
         self.expected = expected
         self.actual = actual
+        self.current = current
+        """The table as stored when the write was refused, if the store read it then (a retry of the step
+        runs on it without a read of its own: with several workers, one worker's copy is often stale)."""
 
 
 class TableNotFound(StoreError, LookupError):

@@ -118,15 +118,11 @@ class RedisDeadlineStore:
                 reply = await self._claim(keys=[self.keys[0]], args=[score_arg(now), limit, until])
             return [as_text(member) for member in reply]
         for _attempt in range(5):
-            with unavailable_errors():
-                peeks: list[Any] = await asyncio.gather(
-                    *(
-                        self.redis.zrangebyscore(
-                            key, "-inf", score_arg(now), start=0, num=limit, withscores=True
-                        )
-                        for key in self.keys
-                    )
-                )
+            with unavailable_errors():  # (one pipeline: a round trip per master, not one per shard)
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for key in self.keys:
+                        pipe.zrangebyscore(key, "-inf", score_arg(now), start=0, num=limit, withscores=True)
+                    peeks: list[Any] = await pipe.execute()
             due = sorted(
                 (float(score), as_text(member), shard)
                 for shard, rows in enumerate(peeks)
@@ -165,9 +161,13 @@ class RedisDeadlineStore:
     async def next_due(self) -> float | None:
         """Return the earliest due time, or ``None``."""
         with unavailable_errors():
-            firsts = await asyncio.gather(
-                *(self.redis.zrange(key, 0, 0, withscores=True) for key in self.keys)
-            )
+            if len(self.keys) == 1:
+                firsts: list[Any] = [await self.redis.zrange(self.keys[0], 0, 0, withscores=True)]
+            else:  # (one pipeline: a round trip per master of the cluster, not one per shard)
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for key in self.keys:
+                        pipe.zrange(key, 0, 0, withscores=True)
+                    firsts = await pipe.execute()
         return min((float(first[0][1]) for first in firsts if first), default=None)
 
     async def ping(self) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from bot.store._ports import ChatBusy, DeadlineChanges, StoreUnavailable
 from bot.store._redis_client import AnyRedis, as_text, unavailable_errors
 from bot.store._redis_layout import KeyLayout
-from bot.store._redis_table_scripts import LUA_CLAIM_INDEX, LUA_DEL_IF
+from bot.store._redis_table_scripts import LUA_CLAIM_INDEX, LUA_DEL_IF, LUA_HDEL_IF
 
 __all__ = ["ClusterIndex"]
 
@@ -57,16 +57,24 @@ class ClusterIndex:
         await self._del_if(keys=[entry], args=[table_id])
 
     async def reindex(
-        self, table_id: str, ops: Sequence[tuple[str, str]], deadlines: DeadlineChanges | None = None
+        self,
+        table_id: str,
+        ops: Sequence[tuple[str, str]],
+        deadlines: DeadlineChanges | None = None,
+        *,
+        written: int | None = None,
     ) -> None:
         """After a table's script, set (``"set"``) or remove if it still names the table (``"del_if"``)
-        index entries, and change the deadlines of other shards, in one pipeline.
+        index entries, and change the deadlines of other shards, in one pipeline; with ``written`` (the
+        version whose script marked its entries pending), the table's mark goes too, if no later write
+        replaced it.
 
         The table is written already: if Redis fails now, the entries are left for the next write to set
-        and for the readers to ignore (``table_for_chat`` checks the table), and the failure is logged.
+        (the mark stays: the next write sets them all again) and for the readers to ignore
+        (``table_for_chat`` checks the table), and the failure is logged.
         """
         changes = deadlines or DeadlineChanges()
-        if not ops and not changes:
+        if not ops and not changes and written is None:
             return
         layout = self.layout
         try:
@@ -81,6 +89,8 @@ class ClusterIndex:
                         pipe.zrem(layout.deadlines(layout.deadline_shard(key)), key)
                     for key, due in changes.schedule:
                         pipe.zadd(layout.deadlines(layout.deadline_shard(key)), {key: float(due)})
+                    if written is not None:  # (last: the entries before it are written when it runs)
+                        pipe.eval(LUA_HDEL_IF, 1, layout.table(table_id), "ix", str(written))
                     await pipe.execute()
         except StoreUnavailable as exc:
             log.warning("table %s is written, but its indexes could not follow: %s", table_id, exc)

@@ -38,12 +38,13 @@ shards spread evenly over masters that hold equal slot ranges):
     script. A deadline of another table (another shard) given to a write is changed right after it.
 ``P chat:{chat_key}``, ``P user:{user_key}``
     The same strings, each in its own slot, so no script can reach them. They are written by single-key
-    commands after the table's script (``create`` claims the chat before it finishes: see
-    :meth:`~bot.store._redis_store.RedisTableStore.create`); an entry is removed only if it still names the
-    table (a one-key script). A crash between the table's script and these commands can leave an entry
-    naming a finished or vanished table: ``table_for_chat`` / ``table_for_user`` check the table and ignore
-    (and remove) such an entry; a missing or stale entry of a live table is set again by the table's next
-    write.
+    commands after the table's script, by the writes that change them only (``create`` claims the chat
+    before it finishes: see :meth:`~bot.store._redis_store.RedisTableStore.create`); an entry is removed only
+    if it still names the table (a one-key script). A crash between the table's script and these commands
+    can leave an entry naming a finished or vanished table: ``table_for_chat`` / ``table_for_user`` check
+    the table and ignore (and remove) such an entry; a missing or stale entry of a live table is set again
+    by the table's next write, which the table's field ``ix`` tells to (the version whose entries are being
+    written: set by the script, cleared once they are).
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ where each key lives, on one server or on a Redis Cluster, is :mod:`bot.store._r
 are :mod:`bot.store._redis_table_scripts`. Every script is atomic: a write changes the table, its indexes, the
 live set and its deadlines at once (the scripts build the index keys from the prefix, which a single server
 allows). On a cluster the chat and user entries are in slots of their own (:mod:`bot.store._redis_index`):
-they are written by single-key commands after the table's script, and a create, or a table moving to another
-chat, claims that chat's entry first (see :meth:`RedisTableStore.create`).
+they are written by single-key commands after the table's script, only when the write changes them (the
+script tells), and a create, or a table moving to another chat, claims that chat's entry first (see
+:meth:`RedisTableStore.create`).
 
 The store does not own the client: whoever created it closes it. Clients may use ``decode_responses`` or not.
 """
@@ -51,6 +52,7 @@ from bot.store._redis_table_scripts import (
     LUA_CREATE_PENDING,
     LUA_DELETE,
     LUA_LIVE,
+    LUA_MARK_ENTRIES,
 )
 
 __all__ = ["RedisTableStore"]
@@ -87,6 +89,7 @@ class RedisTableStore:
         self._cas = redis.register_script(LUA_CAS)
         self._delete = redis.register_script(LUA_DELETE)
         self._live = redis.register_script(LUA_LIVE)
+        self._mark_entries = redis.register_script(LUA_MARK_ENTRIES)
         self.live_keys = tuple(self.layout.live(shard) for shard in range(self.layout.shards))
         """The live set's keys: one on a single server, one per shard on a cluster."""
         self._live_indexed = False
@@ -177,7 +180,7 @@ class RedisTableStore:
                 with contextlib.suppress(Exception):
                     await self.redis.delete(table_key)  # not created after all: nothing names it
                 raise
-        await self.index.reindex(table_id, [("set", self.user_key(user)) for user in users])
+        await self.index.reindex(table_id, [("set", self.user_key(user)) for user in users], written=1)
         return StoredTable(table_id, 1, data)
 
     async def compare_and_set(
@@ -220,21 +223,29 @@ class RedisTableStore:
         status = int(reply[0])
         if status == -2:
             raise ChatBusy(table_id, chat_key or "", as_text(reply[1]))
+        if status == 0:  # (the table as it is now comes with the refusal: a retry needs no read)
+            current = StoredTable(table_id, int(reply[1]), as_text(reply[2]))
+            raise VersionConflict(table_id, expected_version, current.version, current=current)
         if status != 1:
-            raise VersionConflict(table_id, expected_version, int(reply[1]) if status == 0 else None)
-        if self.cluster:
+            raise VersionConflict(table_id, expected_version, None)
+        version = int(reply[1])
+        if self.cluster and int(reply[5]):  # the entries this write changed, or that may not all be written
             old_chat, old_users, chat = as_text(reply[2]), json.loads(as_text(reply[3])), as_text(reply[4])
             ops = self.layout.index_ops(old_chat, old_users, chat, users, finished=finished)
-            await self.index.reindex(table_id, ops, after)
-        return StoredTable(table_id, int(reply[1]), data)
+            await self.index.reindex(table_id, ops, after, written=version)
+        elif after:
+            await self.index.reindex(table_id, [], after)
+        return StoredTable(table_id, version, data)
 
     async def _give_up_claim(self, table_id: str, chat_key: str) -> None:
         """Cluster: this write did not move the table, so its claim of the chat's entry goes — unless the
         write that won moved the table there too (that write's entry stays). A write landing between the
-        check and the removal loses its entry until the table's next write sets it again."""
+        check and the removal loses its entry until the table's next write sets it again (the removal marks
+        the table's entries pending, so that this next write writes them all)."""
         recorded = await self.redis.hget(self.table_key(table_id), "chat")
         if recorded is None or as_text(recorded) != chat_key:
             await self.index.drop_if(self.chat_key(chat_key), table_id)
+            await self._mark_entries(keys=[self.table_key(table_id)])
 
     async def _claim_if_moving(self, table_id: str, expected_version: int, chat_key: str) -> bool:
         """Cluster: a write that moves the table to another chat claims that chat's entry first (``ChatBusy``

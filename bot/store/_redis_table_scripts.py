@@ -4,7 +4,10 @@ Each script is atomic and says what it takes (``KEYS``, ``ARGV``) and what it re
 :mod:`bot.store._redis_layout`. On a single server ``LUA_CREATE``, ``LUA_CAS`` and ``LUA_DELETE`` also keep
 the chat and user index entries (they build those keys from the prefix). On a cluster those entries are in
 other slots: the store writes them after the table's script (``LUA_CLAIM_INDEX``, ``LUA_DEL_IF``), and a
-create is ``LUA_CREATE_PENDING``, the chat's claim, then ``LUA_CREATE_DONE``.
+create is ``LUA_CREATE_PENDING``, the chat's claim, then ``LUA_CREATE_DONE``. There a write's script tells
+whether its entries must be written at all (most writes change neither the chat nor the users): the table's
+field ``ix`` holds the version whose entries are being written, until the store has written them and clears
+it (``LUA_HDEL_IF``), so that the next write writes them again if a worker died in between.
 """
 
 __all__ = [
@@ -15,7 +18,9 @@ __all__ = [
     "LUA_CREATE_PENDING",
     "LUA_DELETE",
     "LUA_DEL_IF",
+    "LUA_HDEL_IF",
     "LUA_LIVE",
+    "LUA_MARK_ENTRIES",
 ]
 
 # Shared Lua helpers. del_if: delete KEY only if it still points at TID (never clobber a newer table's index).
@@ -55,7 +60,8 @@ return {1}
 )
 
 # Cluster, first step of a create. KEYS[1] table key; ARGV: data, chat key, ttl, user keys... Writes the
-# table, expiring (it is not in the live set yet). Returns 1, or -1 if the table exists.
+# table, expiring (it is not in the live set yet), with its entries marked pending (ix = 1, the version whose
+# entries are not all written yet). Returns 1, or -1 if the table exists.
 LUA_CREATE_PENDING = (
     _LUA_HELPERS
     + """
@@ -63,7 +69,8 @@ local tkey = KEYS[1]
 if redis.call('EXISTS', tkey) == 1 then return -1 end
 local users = {}
 for i = 4, #ARGV do users[#users + 1] = ARGV[i] end
-redis.call('HSET', tkey, 'v', 1, 'data', ARGV[1], 'chat', ARGV[2], 'users', json_array(users), 'fin', '0')
+redis.call('HSET', tkey, 'v', 1, 'data', ARGV[1], 'chat', ARGV[2], 'users', json_array(users), 'fin', '0',
+  'ix', 1)
 redis.call('EXPIRE', tkey, ARGV[3])
 return 1
 """
@@ -92,26 +99,43 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
-# KEYS[1] table key, KEYS[2] its deadlines (shard), KEYS[3] its live set (shard); ARGV: inline indexes
-# ('1': single server, the script keeps the chat and user indexes; '0': cluster, the caller does), prefix,
-# table id, expected version, data, has chat ('1'/'0'), chat key, finished ('1'/'0'), ttl seconds,
-# n (deadlines to schedule), n × (key, due), m (to cancel), m × key, user keys... Deadlines change only if
-# the write does. Returns {1, new version, old chat, old users (JSON), chat} ('' for no chat),
-# {0, current version} on conflict, {-1} if the table does not exist, and (inline only) {-2, other id} if the
-# table would move to a chat whose entry names another live table (nothing written; on a cluster the store
-# claims that entry before the script). A write adds the table to the live set and makes it persistent only
-# when it reopens a finished table (or, on a cluster, may complete a pending create): no command for what is
-# there already.
+# Cluster. KEYS[1] a table key; ARGV: a field, a value. Removes the field if it still holds the value (the
+# entries of the version in ``ix`` are written; a later write that set ``ix`` again keeps its own).
+LUA_HDEL_IF = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+# Cluster. KEYS[1] a table key. Marks the table's entries pending (``ix``, unless marked already) if the table
+# exists, so that its next write writes them all. Returns 1 if it marked them.
+LUA_MARK_ENTRIES = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSETNX', KEYS[1], 'ix', '0')
+"""
+
+# KEYS[1] table key, KEYS[2] its deadlines (shard), KEYS[3] its live set (shard); ARGV: inline indexes ('1':
+# single server, the script keeps the chat and user indexes; '0': cluster, the caller does), prefix, table
+# id, expected version, data, has chat ('1'/'0'), chat key, finished ('1'/'0'), ttl seconds, n (deadlines to
+# schedule), n × (key, due), m (to cancel), m × key, user keys... Deadlines change only if the write does.
+# Returns {1, new version, old chat, old users (JSON), chat, entries} ('' for no chat), {0, current version,
+# current data} on conflict, {-1} if the table does not exist, and (inline only) {-2, other id} if the table
+# would move to a chat whose entry names another live table (nothing written; on a cluster the store claims
+# that entry before the script). ``entries`` (cluster only, else 0) is 1 if the caller must write the index
+# entries: the write finishes or reopens the table, changes its chat or its users, is the first after its
+# create, or follows a write whose entries may not all be written (``ix`` is set); the script then sets
+# ``ix`` to the new version. A write adds the table to the live set and makes it persistent only when it
+# reopens a finished table or, on a cluster, may complete a pending create (a table at version 1, or one
+# whose entries are pending): no command for what is there already.
 LUA_CAS = (
     _LUA_HELPERS
     + """
 local tkey, dkey, lkey = KEYS[1], KEYS[2], KEYS[3]
 local inline, prefix, tid, expected, data = ARGV[1] == '1', ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local has_chat, finished, ttl = ARGV[6] == '1', ARGV[8] == '1', ARGV[9]
-local before = redis.call('HMGET', tkey, 'v', 'chat', 'users', 'fin')
-local cur, old_chat, old_users_json = before[1], before[2], before[3]
+local before = redis.call('HMGET', tkey, 'v', 'chat', 'users', 'fin', 'ix')
+local cur, old_chat, old_users_json, pending = before[1], before[2], before[3], before[5]
 if not cur then return {-1} end
-if cur ~= expected then return {0, tonumber(cur)} end
+if cur ~= expected then return {0, tonumber(cur), redis.call('HGET', tkey, 'data')} end
 local newv = tonumber(cur) + 1
 -- A finished table left the live set and expires: a write that reopens it puts it back and keeps it.
 local reopened = before[4] ~= '0'
@@ -136,8 +160,16 @@ for j = i + 1, i + n_cancel do cancel[#cancel + 1] = ARGV[j] end
 i = i + n_cancel + 1
 local users, listed = {}, {}
 for j = i, #ARGV do users[#users + 1] = ARGV[j]; listed[ARGV[j]] = true end
-local fields = {'v', newv, 'data', data, 'users', json_array(users), 'fin', finished and '1' or '0'}
+local users_json = json_array(users)
+local fields = {'v', newv, 'data', data, 'users', users_json, 'fin', finished and '1' or '0'}
 if chat then fields[#fields + 1] = 'chat'; fields[#fields + 1] = chat end
+local entries = 0
+-- (The first write after a create writes them too: a create of an earlier version that died did not mark it.)
+local moved = chat ~= old_chat or users_json ~= old_users_json
+if not inline and (finished or reopened or pending or cur == '1' or moved) then
+  entries = 1
+  fields[#fields + 1] = 'ix'; fields[#fields + 1] = newv
+end
 redis.call('HSET', tkey, unpack(fields))
 if finished then
   if inline then
@@ -153,26 +185,27 @@ else
     if old_chat and old_chat ~= chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
     -- Set again (another table may have named the chat, or a user, since: the last one written wins), in one
     -- MSET.
-    local entries = {}
-    if chat then entries[1] = prefix .. 'chat:' .. chat; entries[2] = tid end
+    local set = {}
+    if chat then set[1] = prefix .. 'chat:' .. chat; set[2] = tid end
     for _, u in ipairs(users) do
-      entries[#entries + 1] = prefix .. 'user:' .. u
-      entries[#entries + 1] = tid
+      set[#set + 1] = prefix .. 'user:' .. u
+      set[#set + 1] = tid
     end
-    if #entries > 0 then redis.call('MSET', unpack(entries)) end
+    if #set > 0 then redis.call('MSET', unpack(set)) end
     for _, u in ipairs(old_users) do
       if not listed[u] then del_if(prefix .. 'user:' .. u, tid) end
     end
   end
-  -- (On a cluster a table may still be pending, with a short TTL and outside the live set: see create.)
-  if reopened or not inline then
+  -- (On a cluster a table may still be pending, with a short TTL and outside the live set, until its first
+  -- write: see create.)
+  if reopened or (not inline and (cur == '1' or pending)) then
     redis.call('PERSIST', tkey)
     redis.call('SADD', lkey, tid)
   end
 end
 if #cancel > 0 then redis.call('ZREM', dkey, unpack(cancel)) end
 if #sched > 0 then redis.call('ZADD', dkey, unpack(sched)) end
-return {1, newv, old_chat or '', old_users_json or '[]', chat or ''}
+return {1, newv, old_chat or '', old_users_json or '[]', chat or '', entries}
 """
 )
 

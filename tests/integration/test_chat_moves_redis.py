@@ -85,3 +85,10 @@ async def test_on_a_cluster_a_losing_move_gives_its_claim_up_but_not_the_winners
     await store.index.claim("t1", "tg:-1004002")
     await store._give_up_claim("t1", "tg:-1004002")
     assert await redis_client.get(store.chat_key("tg:-1004002")) is None
+    # Should a move to that chat have landed in between, its entry is gone: the table's next write, even one
+    # that changes nothing, sets it again.
+    await store.compare_and_set("t1", 2, "v3", chat_key="tg:-1004002", user_keys=[], finished=False)
+    await store._give_up_claim("t1", "tg:-1004003")  # (the check passed before the move above)
+    await redis_client.delete(store.chat_key("tg:-1004002"))  # ...and its removal came after it
+    await store.compare_and_set("t1", 3, "v4", chat_key=None, user_keys=[], finished=False)
+    assert await store.table_for_chat("tg:-1004002") == "t1"

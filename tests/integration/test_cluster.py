@@ -178,6 +178,56 @@ async def test_index_entries_naming_a_finished_or_vanished_table_are_ignored_and
     assert await store.table_for_chat("c1") == "new" and await store.table_for_user("u1") == "new"
 
 
+async def test_a_write_that_changes_neither_chat_nor_users_leaves_the_entries_alone(
+    cluster_client: RedisCluster, key_prefix: str
+) -> None:
+    """Most writes (a bet, a discard) keep the table's chat and people: no entry is written again, so a person
+    listed since by another table stays with it until this table's people or chat change."""
+    store = RedisTableStore(cluster_client, prefix=key_prefix)
+    await store.create("t1", "v1", chat_key="c1", user_keys=["u1", "u2"])
+    await store.compare_and_set("t1", 1, "v2", chat_key=None, user_keys=["u1", "u2"], finished=False)
+    await store.create("t2", "v1", chat_key="c2", user_keys=["u1"])  # u1 sits at a second table
+    await store.compare_and_set("t1", 2, "v3", chat_key=None, user_keys=["u1", "u2"], finished=False)
+    assert await store.table_for_user("u1") == "t2" and await store.table_for_user("u2") == "t1"
+    assert await store.table_for_chat("c1") == "t1"
+    await store.compare_and_set("t1", 3, "v4", chat_key=None, user_keys=["u1", "u2", "u3"], finished=False)
+    assert [await store.table_for_user(u) for u in ("u1", "u2", "u3")] == ["t1", "t1", "t1"]
+    assert await cluster_client.hget(store.table_key("t1"), "ix") is None  # every entry written
+
+
+async def test_entries_a_dead_worker_did_not_write_are_written_by_the_next_write(
+    cluster_client: RedisCluster, key_prefix: str
+) -> None:
+    """A write's script marks its entries pending (``ix``) until the store has written them: a worker dying
+    in between leaves the mark, and the next write of the table, even one changing nothing, writes all."""
+    store = RedisTableStore(cluster_client, prefix=key_prefix)
+    await store.create("t1", "v1", chat_key="c1", user_keys=["u1"])
+    await store.compare_and_set("t1", 1, "v2", chat_key=None, user_keys=["u1"], finished=False)
+    args = store._cas_args("t1", 2, "v3", None, False, DeadlineChanges())
+    reply = await store._cas(keys=list(store._keys("t1")), args=[*args, "u1", "u2"])  # then the worker died
+    assert int(reply[0]) == 1 and int(reply[5]) == 1
+    assert await store.table_for_user("u2") is None
+    assert await cluster_client.hget(store.table_key("t1"), "ix") == "3"
+    await store.compare_and_set("t1", 3, "v4", chat_key=None, user_keys=["u1", "u2"], finished=False)
+    assert await store.table_for_user("u2") == "t1" and await store.table_for_user("u1") == "t1"
+    assert await cluster_client.hget(store.table_key("t1"), "ix") is None
+
+
+async def test_a_create_of_the_previous_version_that_died_is_completed_by_the_first_write(
+    cluster_client: RedisCluster, key_prefix: str
+) -> None:
+    """Rolling upgrade: a worker of the previous version (its pending create marks nothing) died after
+    claiming the chat; the first write of this version, listing the same people, completes the table."""
+    store = RedisTableStore(cluster_client, prefix=key_prefix)
+    key = store.table_key("old")
+    await cluster_client.hset(key, mapping={"v": 1, "data": "x", "chat": "c1", "users": '["u1"]', "fin": "0"})
+    await cluster_client.expire(key, PENDING_TTL_SECONDS)
+    await cluster_client.set(store.chat_key("c1"), "old")
+    await store.compare_and_set("old", 1, "y", chat_key=None, user_keys=["u1"], finished=False)
+    assert await cluster_client.ttl(key) == -1 and await store.live_tables() == ["old"]
+    assert await store.table_for_user("u1") == "old" and await store.table_for_chat("c1") == "old"
+
+
 async def test_a_write_changes_its_own_deadlines_atomically_and_another_tables_right_after(
     cluster_client: RedisCluster, key_prefix: str
 ) -> None:

@@ -170,6 +170,7 @@ async def test_stale_version_conflicts_and_changes_nothing(
                 "t1", stale, "bad", chat_key="c9", user_keys=["u9"], finished=True
             )
         assert (info.value.table_id, info.value.expected, info.value.actual) == ("t1", stale, 2)
+        assert info.value.current == StoredTable("t1", 2, "v2")  # (a retry needs no read of its own)
     assert await snapshot() == before
     assert await table_store.load("t1") == StoredTable("t1", 2, "v2")
 
@@ -177,7 +178,7 @@ async def test_stale_version_conflicts_and_changes_nothing(
 async def test_compare_and_set_on_a_missing_table_conflicts(table_store: RedisTableStore) -> None:
     with pytest.raises(VersionConflict) as info:
         await table_store.compare_and_set("ghost", 1, "x", chat_key="c1", user_keys=["u1"], finished=False)
-    assert info.value.actual is None
+    assert info.value.actual is None and info.value.current is None
     assert await table_store.load("ghost") is None
     assert await table_store.table_for_chat("c1") is None
     assert await table_store.table_for_user("u1") is None

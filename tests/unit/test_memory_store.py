@@ -115,6 +115,7 @@ async def test_stale_version_conflicts_and_changes_nothing(store: MemoryTableSto
         with pytest.raises(VersionConflict) as info:
             await store.compare_and_set("t1", stale, "bad", chat_key="c9", user_keys=["u9"], finished=True)
         assert (info.value.expected, info.value.actual) == (stale, 2)
+        assert info.value.current == StoredTable("t1", 2, "v2")
     assert await store.load("t1") == StoredTable("t1", 2, "v2")
     assert await store.table_for_chat("c1") == "t1"
     assert await store.table_for_chat("c9") is None
@@ -126,7 +127,7 @@ async def test_stale_version_conflicts_and_changes_nothing(store: MemoryTableSto
 async def test_compare_and_set_on_a_missing_table_conflicts(store: MemoryTableStore) -> None:
     with pytest.raises(VersionConflict) as info:
         await store.compare_and_set("ghost", 1, "x", chat_key="c1", user_keys=["u1"], finished=False)
-    assert info.value.actual is None
+    assert info.value.actual is None and info.value.current is None
     assert await store.load("ghost") is None
     assert await store.table_for_chat("c1") is None
 

@@ -38,7 +38,7 @@ from bot.i18n.rules import rules_sections, rules_summary
 from bot.kernel import ChatRef, TableStatus, UserRef, parse_token
 from bot.leaderboard import GLOBAL_SCOPE
 from bot.screens import SENA_NAMES, card_label
-from bot.store import StoreUnavailable
+from bot.store import StoredTable, StoreUnavailable
 from bot.store._memory import MemoryTableStore
 from bot.table import FlowSettings
 from engine.actions import ActionKind
@@ -336,6 +336,30 @@ async def test_turn_buttons_only_for_the_seated_player_on_turn(h: Harness) -> No
     after = await h.load(tid)
     assert after.version == before[0] + 1
     assert any(r.seat == state.turn for r in after.match.hand.log[len(state.match.hand.log) :])
+
+
+async def test_a_worker_whose_copy_is_stale_retries_on_the_table_its_refused_write_brought_back(
+    h: Harness,
+) -> None:
+    """Two workers on one store: the first's copy of the table is a version behind after the second wrote.
+    Its write is refused, and the refusal carries the table as stored: the step runs again on it, with no
+    read of its own (with several workers, most presses land on a worker whose copy is behind)."""
+    other = Harness(tables=h.tables, deadlines=h.deadlines, prefs=h.prefs, leaderboard=h.leaderboard, seed=2)
+    other.clock = h.clock
+    tid = await h.lobby(GROUP, ANE)  # (this worker keeps the lobby it wrote)
+    assert (await other.press(BRAIS, h.token(tid, "lobby", GROUP.key, "seat1"))).ok
+    reads = []
+    load = h.tables.load
+
+    async def counted(table_id: str) -> StoredTable | None:
+        reads.append(table_id)
+        return await load(table_id)
+
+    h.tables.load = counted  # type: ignore[method-assign]
+    assert (await h.press(CAMILLE, h.token(tid, "lobby", GROUP.key, "seat2"))).ok
+    assert reads == []
+    seats = (await h.load(tid)).table.seats
+    assert [seat.user for seat in seats[:3]] == [ANE.key, BRAIS.key, CAMILLE.key]
 
 
 async def test_a_stale_turn_button_is_already_played(h: Harness) -> None:
