@@ -39,6 +39,8 @@ class StripButtons:
     slot)."""
 
     message_id: str
+    since: int | None = None
+    """The epoch the message began (``None``: not known): what the store knows it shows is kept by epoch."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -632,3 +632,60 @@ async def test_a_redraw_older_than_a_view_waiting_in_the_lane_does_not_take_its_
     gate.set()
     await a.flush()
     assert [text for text, _ in chat.messages.values()] == ["Hand over: see the showdown below."]
+
+
+class Strips(WorkerTransport):
+    """A worker's transport that counts its calls removing buttons (the platform answers one on a message
+    with none "message is not modified": a call spent for nothing)."""
+
+    def __init__(self, chat: Chat) -> None:
+        super().__init__(chat)
+        self.strips: list[str] = []
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        self.strips.append(message_id)
+        if not self.chat.messages[message_id][1]:
+            raise NotModified("message is not modified")
+        await super().clear_buttons(chat, message_id)
+
+
+async def test_a_message_another_worker_drew_without_buttons_loses_none_again() -> None:
+    """A player's cards posted without buttons by one worker (nothing to press at that moment), or a table
+    whose last view one worker drew without them: the worker that posts the next message knows, from the
+    store, that the old one has no buttons to remove, and makes no call for it."""
+    for bare_post in (True, False):
+        chat, surfaces = Chat(), MemorySurfaces()
+        a_calls, b_calls = Strips(chat), Strips(chat)
+        a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+        if bare_post:
+            b.deliver([replace(view(1, "your cards: R R 7 4", fresh=True), buttons=())])
+        else:
+            b.deliver([view(1, "hand 1", fresh=True), replace(view(9, "hand 1 over"), buttons=())])
+        await b.flush()
+        a.deliver([view(10, "hand 2 dealt", fresh=True)])
+        await a.flush()
+        assert chat.live() == ["hand 2 dealt"], chat.messages
+        assert a_calls.strips == [] and a.stats["stripped"] == 0, (bare_post, a_calls.strips)
+
+
+async def test_a_message_two_workers_strip_loses_its_buttons_in_one_call() -> None:
+    """Worker A's edit of hand 1 lands once worker B posted hand 2: both see that hand 1's message keeps
+    buttons it must lose (A after its call, B as it posts), and both queue a strip. The first strip that
+    lands is recorded; the other worker then knows the message has none left, and makes no call."""
+    chat, surfaces = Chat(), MemorySurfaces()
+    a_calls, b_calls = Strips(chat), Strips(chat)
+    a = Delivery(a_calls, surfaces, min_interval=0)
+    b = Delivery(b_calls, surfaces, min_interval=0.3)  # its strip comes a moment after its post
+    a.deliver([view(1, "hand 1", fresh=True)])
+    await a.flush()
+    gate = a_calls.hold()
+    a.deliver([view(2, "hand 1: Ane: paso")])
+    await a_calls.in_flight.wait()
+    b.deliver([view(10, "hand 2 dealt", fresh=True)])
+    while len(chat.messages) < 2:  # B's post landed; its strip of hand 1's message waits for its turn
+        await asyncio.sleep(0.01)
+    gate.set()
+    await a.flush()
+    await b.flush()
+    assert chat.live() == ["hand 2 dealt"], chat.messages
+    assert len(a_calls.strips) + len(b_calls.strips) == 1, (a_calls.strips, b_calls.strips)
