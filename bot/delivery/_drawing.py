@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import logging
 import secrets
 from dataclasses import dataclass, replace
 
@@ -52,16 +50,16 @@ from bot.delivery._pending import (
     StripButtons,
     ViewCall,
     as_edit,
+    stored_view,
     versioned,
+    view_digest,
 )
 from bot.delivery._shown import ShownCache
 from bot.delivery._surface_answers import Newest, Offer
 from bot.delivery._surfaces import SurfaceStore
-from bot.delivery._transport import MessageGone, NotModified, Transport
+from bot.delivery._transport import MessageGone, NotModified, Refused, Transport
 from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
-
-log = logging.getLogger(__name__)
 
 #: Seconds after another worker's claim to post runs out before looking whether it posted.
 RECHECK_MARGIN = 0.1
@@ -175,7 +173,7 @@ class Drawer:
         # landed last on the message, begun after every other landed, drew this very view (a view shown
         # again for another worker that drew it since; not one the adapter drew over, unrecorded): no call.
         unchanged = shown is not None and shown.shows(view) and shown.version == offer.previous
-        drawn = offer.shows is not None and offer.shows.digest == _digest(view)
+        drawn = offer.shows is not None and offer.shows.digest == view_digest(view)
         if not post and ((not item.forced and unchanged) or (drawn and kind is not ViewCall.DRAW_FORCED)):
             self.stats["skipped"] += 1
             self.shown.remember(chat_id, view)  # what the slot shows is this version
@@ -218,6 +216,20 @@ class Drawer:
             since = message.since if versioned(message) else None
             await self.surfaces.forget(message.table, chat_id, message.slot, since)
             return False
+        except Refused:  # (a timeout too: the edit may have landed all the same, unknown to the others)
+            if versioned(message):
+                with contextlib.suppress(StoreUnavailable):
+                    await self.surfaces.landed(
+                        message.table,
+                        chat_id,
+                        message.slot,
+                        message_id,
+                        since=message.since,
+                        digest="",
+                        buttons=True,
+                        begun=-1,
+                    )
+            raise
         return True
 
     async def _send(self, chat_id: str, message: OutMessage, *, renew_claim: bool) -> str:
@@ -244,7 +256,7 @@ class Drawer:
     async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""
         newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
-        view = _stored_view(chat_id, newest.view)
+        view = stored_view(chat_id, newest.view)
         return None if view is None else as_edit(view)
 
     async def offer(
@@ -261,7 +273,7 @@ class Drawer:
             message.version,
             message.to_json(),
             since=message.since,
-            digest=_digest(message),
+            digest=view_digest(message),
             poster=self.token if posts else "",
             shares=shares,
         )
@@ -278,9 +290,9 @@ class Drawer:
         """The adapter posted ``message`` itself, as ``message_id``: it shows the slot as if this worker had
         posted it (:meth:`posted`)."""
         known = await self.known(chat_id, message)
-        if versioned(message):
-            await self.offer(chat_id, message)
-        return await self.posted(chat_id, message, message_id, known)
+        begun = (await self.offer(chat_id, message)).landed if versioned(message) else -1
+        # (A new message: no other call can be on it before it is recorded, so its own is the first.)
+        return await self.posted(chat_id, message, message_id, known, begun=begun)
 
     async def posted(
         self, chat_id: str, message: OutMessage, sent: str, known: str | None, *, begun: int = -1
@@ -322,10 +334,13 @@ class Drawer:
             return False, (CallNext(Pending(message, DeleteCopy(sent))),)
         if message.kept:
             self.shown.remember(chat_id, message, sent)
-        # A new message supersedes the slot's current one: its buttons go, unless it surely has none (this
-        # worker's cache says what it drew on that very message, without buttons; or the store says the last
-        # call on it, by any worker, left none: a call still on its way is its worker's to check after it).
-        if replaced is None or replaced == sent or bare or (shown is not None and shown.bare(replaced)):
+        # A new message supersedes the slot's current one: its buttons go, unless it surely has none: the
+        # store says the last call on it, by any worker, left none (a call still on its way is its worker's
+        # to check after it); for a view of no version, this worker's cache says it drew that very message
+        # without buttons (of a versioned view, the cache may not know another worker's call since).
+        if replaced is None or replaced == sent or bare:
+            return True, ()
+        if not versioned(message) and shown is not None and shown.bare(replaced):
             return True, ()
         # The next call of this lane, paced like any other: the new message goes out first.
         return True, (CallNext(Pending(message, StripButtons(replaced, replaced_since))),)
@@ -347,7 +362,7 @@ class Drawer:
             slot,
             message_id,
             since=since,
-            digest=_digest(message),
+            digest=view_digest(message),
             buttons=bool(message.buttons),
             begun=begun,
         )
@@ -361,10 +376,10 @@ class Drawer:
 
     def _show_newest(self, chat_id: str, message: OutMessage, message_id: str, newest: Newest) -> FollowUps:
         """Show the epoch's newest view again if it is newer than ``message`` and shows something else."""
-        view = _stored_view(chat_id, newest.view) if newest.version > message.version else None
+        view = stored_view(chat_id, newest.view) if newest.version > message.version else None
         if view is None:
             return ()
-        if _digest(view) == _digest(message):
+        if view_digest(view) == view_digest(message):
             # It shows what this call showed: whichever call landed last, the message shows the newest.
             self.shown.remember(chat_id, message, message_id, version=newest.version)
             return ()
@@ -372,20 +387,3 @@ class Drawer:
         self.shown.forget(chat_id, message)
         # An edit of whatever message shows the slot: never a second new message.
         return (CallNext(Pending(as_edit(view), ViewCall.RESHOW)),)
-
-
-def _stored_view(chat_id: str, raw: str | None) -> OutMessage | None:
-    """A view the store kept (:meth:`OutMessage.to_json`); ``None`` if there is none or it is unreadable."""
-    if raw is None:
-        return None
-    try:
-        return OutMessage.from_json(raw)
-    except ValueError:
-        log.warning("a stored view of chat %s cannot be read", chat_id)
-        return None
-
-
-def _digest(message: OutMessage) -> str:
-    """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
-    shown = (message.text, [[(b.label, b.token) for b in row] for row in message.buttons], message.markdown)
-    return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()

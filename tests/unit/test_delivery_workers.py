@@ -689,3 +689,28 @@ async def test_a_message_two_workers_strip_loses_its_buttons_in_one_call() -> No
     await b.flush()
     assert chat.live() == ["hand 2 dealt"], chat.messages
     assert len(a_calls.strips) + len(b_calls.strips) == 1, (a_calls.strips, b_calls.strips)
+
+
+@pytest.mark.parametrize("timed_out", [False, True])
+async def test_buttons_another_worker_drew_on_a_message_this_one_left_bare_are_removed(
+    timed_out: bool,
+) -> None:
+    """Worker B drew hand 1's message without buttons; worker A then drew them back on it (its edit may even
+    have timed out, though the platform applied it). When B posts hand 2, the old message must lose those
+    buttons: B's own cache (bare, as B drew it) is not what the message shows."""
+
+    class TimesOut(Strips):
+        async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+            await super().edit(chat, message_id, message)
+            raise Refused("Timed out")
+
+    chat, surfaces = Chat(), MemorySurfaces()
+    a_calls, b_calls = (TimesOut if timed_out else Strips)(chat), Strips(chat)
+    a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+    b.deliver([view(1, "hand 1", fresh=True), replace(view(2, "hand 1: Iker thinks"), buttons=())])
+    await b.flush()
+    a.deliver([view(3, "hand 1: your turn")])
+    await a.flush()
+    b.deliver([view(10, "hand 2 dealt", fresh=True)])
+    await b.flush()
+    assert chat.live() == ["hand 2 dealt"], chat.messages
