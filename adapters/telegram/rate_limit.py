@@ -22,9 +22,9 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
   something posts outside the delivery's count: then a new message waits a moment at most
   (:data:`MAX_GROUP_WAIT`), else it is refused at once with a ``RetryAfter`` of its own — the group's lane
   holds its posts until then, and its edits go on. It never holds a lane for long;
-* **never late**: a call goes within :data:`MAX_LATE` of its booked turn, or books a new one (a worker
-  starved of CPU, or a store that answered late, would otherwise send every call whose turn passed meanwhile
-  at once, on top of the other workers' calls of that moment: more than Telegram's 30 in one second);
+* **never late**: a call goes within 0.15 s of its booked turn, or books a new one
+  (:func:`~bot.store.take_turn`: a worker starved of CPU would otherwise send every call whose turn passed
+  meanwhile at once, on top of the other workers' calls of that moment, more than Telegram's 30 a second);
 * **never a retry**: a ``RetryAfter`` (Telegram's, or the safety net's) goes back to the caller at once, and
   :mod:`adapters.telegram.transport` turns it into :class:`~bot.delivery.RateLimited`, which the core's lane
   for *that chat* waits out before it sends the newest state (a refused new message holds only that chat's
@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dtm
-import logging
 import math
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
@@ -53,11 +52,9 @@ from telegram.ext import BaseRateLimiter
 
 from adapters.telegram.ids import telegram_id
 from bot.delivery import NewMessages
-from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable
+from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable, take_turn
 
 JSONDict = dict[str, Any]
-
-log = logging.getLogger(__name__)
 
 #: Telegram's documented limits (core.telegram.org/bots/faq: "my bot is hitting limits"), kept with a margin:
 #: our clock starts a call a few milliseconds before Telegram's counts it, so a budget spent exactly to the
@@ -77,14 +74,6 @@ GROUP_RESERVE = 10
 GROUP_BUDGET = NewMessages(GROUP_MESSAGES, GROUP_WINDOW, reserve=GROUP_RESERVE)
 #: The longest the safety net holds a new message before it refuses it (clocks that disagree by a few ms).
 MAX_GROUP_WAIT = 1.0
-#: How late (seconds) a call may go after its booked turn: one later than that books a new turn (a worker
-#: starved of CPU wakes with several calls whose turns are past, which would reach Telegram at once, on top
-#: of the other workers' calls of those moments: late by up to this much, at most ``BOT_PER_SECOND`` times
-#: ``1 + MAX_LATE`` calls reach Telegram in one second, under its 30).
-MAX_LATE = 0.15
-#: Turns a call books at most, the first included: then it goes, however late (a worker that is never on
-#: time still sends).
-MAX_BOOKINGS = 3
 
 
 def new_messages(chat: str) -> NewMessages | None:
@@ -156,18 +145,9 @@ class ChatRateLimiter(BaseRateLimiter[None]):
         group = _group_of(data)
         posts = group is not None and _is_new_message(endpoint)
         chat, window = (str(group), self.group_window) if posts else (None, None)
-        loop = asyncio.get_running_loop()
-        asked = loop.time()
-        wait = await self._turn(chat, window)
-        # Late if the turn's wait is long over: measured from before the booking (the store's answer may have
-        # waited for this worker too), so a call on time may seem a little late, never the reverse. A new
-        # turn is the bot's only: the group's window keeps the post's first booking (a second would count
-        # the post twice).
-        for _ in range(MAX_BOOKINGS - 1):
-            if loop.time() - asked - wait <= MAX_LATE:
-                break
-            asked = loop.time()
-            wait = await self._turn(None, None)
+        # A turn booked again (the call woke too late for its first) is the bot's only: the group's window
+        # keeps the post's first booking (a second would count the post twice).
+        await take_turn(lambda again: self._turn(None, None) if again else self._turn(chat, window))
         yield
 
     async def _turn(self, chat: str | None, window: ChatWindow | None) -> float:

@@ -20,7 +20,7 @@ from bot.delivery import BudgetedTransport, Delivery, MessageGone, NotModified, 
 from bot.delivery._pending import ViewCall
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import Button, OutMessage
-from bot.store import BotRate, MemoryCallBudget
+from bot.store import BotRate, Drawn, MemoryCallBudget
 
 GROUP = "x:-1"
 TABLE = "t0000001"
@@ -714,3 +714,51 @@ async def test_buttons_another_worker_drew_on_a_message_this_one_left_bare_are_r
     b.deliver([view(10, "hand 2 dealt", fresh=True)])
     await b.flush()
     assert chat.live() == ["hand 2 dealt"], chat.messages
+
+
+class Starved:
+    """One worker's side of the bot's shared budget while that worker is starved of CPU: its turns are booked
+    on time, but it hears the answers only once the stall is over (``until``, on the loop's clock)."""
+
+    def __init__(self, shared: MemoryCallBudget, until: float) -> None:
+        self.shared = shared
+        self.until = until
+
+    async def draw(self, bot: str, rate: BotRate, chat: str | None = None, window: object = None) -> Drawn:
+        drawn = await self.shared.draw(bot, rate)
+        await asyncio.sleep(max(0.0, self.until - asyncio.get_running_loop().time()))
+        return drawn
+
+
+async def test_a_worker_that_hears_its_turns_late_books_new_ones_and_the_bot_keeps_its_rate() -> None:
+    """Two workers share the bot's budget of 40 calls a second; one is starved for 0.6 s just after it booked
+    a second's worth of calls. Sent at once when it wakes, those calls would go with the other worker's calls
+    of that moment: far over 40 in one second. Late calls book new turns instead."""
+    chat, surfaces, budget = Chat(), MemorySurfaces(), MemoryCallBudget()
+    times: list[float] = []
+
+    class Timed(WorkerTransport):
+        async def send(self, chat_id: str, message: OutMessage) -> str:
+            times.append(asyncio.get_running_loop().time())
+            return await super().send(chat_id, message)
+
+    rate = BotRate(per_second=40, burst=2)
+    starved = Starved(budget, asyncio.get_running_loop().time() + 0.6)
+    workers = [
+        Delivery(BudgetedTransport(Timed(chat), calls, "x:bot", rate), surfaces, min_interval=0)
+        for calls in (starved, budget)
+    ]
+    workers[0].deliver(
+        [OutMessage(slot="notice", text=f"0.{i}", chat=f"x:{i}", fresh=True) for i in range(40)]
+    )
+    await asyncio.sleep(0.05)  # the starved worker's turns are booked: the other worker's come after
+    workers[1].deliver(
+        [OutMessage(slot="notice", text=f"1.{i}", chat=f"x:{i}", fresh=True) for i in range(60)]
+    )
+    await asyncio.gather(*(worker.flush() for worker in workers))
+    assert len(chat.messages) == 100
+    times.sort()
+    busiest = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
+    assert busiest <= 40 * 1.15 + 2, (
+        busiest
+    )  # the rate, lateness allowed and the burst, both workers together
