@@ -8,7 +8,8 @@ epoch ``e``, ``f@e:v`` its newest version offered, ``f@e:view`` that view, ``f@e
 the epoch's message and ``f@e:post`` the worker posting it (``{token}:{ms}``, on Redis's clock) until it is
 recorded; and what that message is known to show, for the workers that would draw it again: ``f@e:n`` how
 many calls on it have landed (counted when their worker heard back), ``f@e:d`` the digest of what it shows
-and ``f@e:b`` whether it has buttons (``1``, ``0``; a strip leaves the digest empty: the text stays). Known
+and ``f@e:b`` whether it has buttons (``1``, ``0``; a strip leaves the digest empty: the text stays);
+``f:bare`` the slot's message once its epoch's fields are gone, if it was known to have no buttons. Known
 only while the last call that landed was begun after every other that landed before it (its worker read
 ``f@e:n`` before the call, and it had not moved when the call landed): two calls on their way at once may
 reach the platform in either order, and then nothing is known (both fields go) until the next call that
@@ -44,6 +45,12 @@ local newest, older = tonumber(read[1] or '-1'), tonumber(read[2] or '-1')
 if e > newest then
   if older >= 0 then
     local g0 = f .. '@' .. older
+    -- The slot's message may still be that epoch's (a newer epoch offered, never posted): if it is known to
+    -- have no buttons, the slot keeps that much, for the record of the message that replaces it.
+    local kept = redis.call('HMGET', KEYS[1], f, g0 .. ':m', g0 .. ':b')
+    if kept[1] and kept[1] == kept[2] and kept[3] == '0' then
+      redis.call('HSET', KEYS[1], f .. ':bare', kept[1])
+    end
     redis.call(
       'HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m', g0 .. ':post',
       g0 .. ':n', g0 .. ':d', g0 .. ':b'
@@ -108,8 +115,10 @@ if e >= posted then
   redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', e)
   if not current then return {1, current, -1, 0} end
   local g0 = f .. '@' .. posted
-  local was = redis.call('HMGET', KEYS[1], g0 .. ':m', g0 .. ':b')
-  return {1, current, posted, (was[1] == current and was[2] == '0') and 1 or 0}
+  local was = redis.call('HMGET', KEYS[1], g0 .. ':m', g0 .. ':b', f .. ':bare')
+  redis.call('HDEL', KEYS[1], f .. ':bare')
+  local bare = (was[1] == current and was[2] == '0') or was[3] == current
+  return {1, current, posted, bare and 1 or 0}
 end
 return {1, mine, e, 0}
 """

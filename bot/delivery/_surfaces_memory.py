@@ -34,6 +34,8 @@ class _Slot:
     posted: int = 0
     newest: int = -1
     older: int = -1
+    bare: str | None = None
+    """The slot's message once its epoch is forgotten, if it was known to have no buttons."""
     epochs: dict[int, _Epoch] = field(default_factory=dict)
 
 
@@ -85,7 +87,9 @@ class MemorySurfaces:
         """The view becomes its epoch's newest unless a newer one (or, ``shares``, the same view) is there."""
         state = self._slot(table, chat, slot)
         if since > state.newest:
-            state.epochs.pop(state.older, None)
+            gone = state.epochs.pop(state.older, None)
+            if gone is not None and gone.message_id == state.message_id and gone.shows is not None:
+                state.bare = state.message_id if not gone.shows.buttons else state.bare
             state.older, state.newest = state.newest, since
         elif since not in (state.newest, state.older):
             return Offer(False, 0, None, state.newest)
@@ -137,9 +141,9 @@ class MemorySurfaces:
         state.message_id, state.posted = message_id, since
         if current is None:
             return Recorded(True, None)
-        replaced = state.epochs.get(posted, _Epoch())
+        replaced, kept_bare, state.bare = state.epochs.get(posted, _Epoch()), state.bare, None
         bare = replaced.message_id == current and replaced.shows is not None and not replaced.shows.buttons
-        return Recorded(True, current, posted, bare)
+        return Recorded(True, current, posted, bare or kept_bare == current)
 
     async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
         """The epoch's newest view and message, and the newest epoch."""

@@ -250,3 +250,24 @@ async def test_what_a_message_shows_is_known_while_its_calls_land_one_after_the_
     recorded = await surfaces.record(t, chat, "table", "50", since=10, replacing=None)
     assert recorded == (True, "41", 1, True)
     assert await surfaces.state(t, chat, "table", "50", since=10) == (0, None)  # nothing landed on it yet
+
+
+async def test_a_message_known_bare_stays_known_once_a_newer_epoch_forgets_its_own(
+    surfaces: SurfaceStore,
+) -> None:
+    """A player's cards shown without buttons; two newer epochs offered (new cards, then a new hand), the
+    first never posted: the slot keeps only two epochs, so the first cards' epoch is forgotten while its
+    message still shows the slot — the record of the next message still knows it has no buttons."""
+    t, chat = "t0000001", "tg:7"
+    assert (await surfaces.offer(t, chat, "hand", 1, "{}", since=1)).accepted
+    assert (await surfaces.record(t, chat, "hand", "41", since=1, replacing=None)).taken
+    await surfaces.landed(t, chat, "hand", "41", since=1, digest="d1", buttons=False, begun=0)
+    assert (await surfaces.offer(t, chat, "hand", 5, "{}", since=5)).accepted  # never posted
+    assert (await surfaces.offer(t, chat, "hand", 10, "{}", since=10)).accepted  # epoch 1 forgotten
+    assert await surfaces.state(t, chat, "hand", "41", since=1) == (-1, None)
+    assert await surfaces.record(t, chat, "hand", "50", since=10, replacing=None) == (True, "41", 1, True)
+    # Once replaced, the mark is gone: a message with buttons, forgotten the same way, is not taken as bare.
+    await surfaces.landed(t, chat, "hand", "50", since=10, digest="d10", buttons=True, begun=0)
+    assert (await surfaces.offer(t, chat, "hand", 20, "{}", since=20)).accepted
+    assert (await surfaces.offer(t, chat, "hand", 30, "{}", since=30)).accepted
+    assert await surfaces.record(t, chat, "hand", "60", since=30, replacing=None) == (True, "50", 10, False)
