@@ -22,6 +22,9 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
   something posts outside the delivery's count: then a new message waits a moment at most
   (:data:`MAX_GROUP_WAIT`), else it is refused at once with a ``RetryAfter`` of its own — the group's lane
   holds its posts until then, and its edits go on. It never holds a lane for long;
+* **never late**: a call goes within 0.15 s of its booked turn, or books a new one
+  (:func:`~bot.store.take_turn`: a worker starved of CPU would otherwise send every call whose turn passed
+  meanwhile at once, on top of the other workers' calls of that moment, more than Telegram's 30 a second);
 * **never a retry**: a ``RetryAfter`` (Telegram's, or the safety net's) goes back to the caller at once, and
   :mod:`adapters.telegram.transport` turns it into :class:`~bot.delivery.RateLimited`, which the core's lane
   for *that chat* waits out before it sends the newest state (a refused new message holds only that chat's
@@ -49,7 +52,7 @@ from telegram.ext import BaseRateLimiter
 
 from adapters.telegram.ids import telegram_id
 from bot.delivery import NewMessages
-from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable
+from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable, take_turn
 
 JSONDict = dict[str, Any]
 
@@ -142,6 +145,14 @@ class ChatRateLimiter(BaseRateLimiter[None]):
         group = _group_of(data)
         posts = group is not None and _is_new_message(endpoint)
         chat, window = (str(group), self.group_window) if posts else (None, None)
+        # A turn booked again (the call woke too late for its first) is the bot's only: the group's window
+        # keeps the post's first booking (a second would count the post twice).
+        await take_turn(lambda again: self._turn(None, None) if again else self._turn(chat, window))
+        yield
+
+    async def _turn(self, chat: str | None, window: ChatWindow | None) -> float:
+        """Book the call's turn (in ``chat``'s ``window`` too, when given) and wait for it; the wait.
+        ``RetryAfter`` if the window holds the call longer than :attr:`max_group_wait`."""
         held = 0.0  # how long the group's window has held this post so far
         while not (drawn := await self._draw(chat, window)).granted:
             if held + drawn.wait > self.max_group_wait:
@@ -150,7 +161,7 @@ class ChatRateLimiter(BaseRateLimiter[None]):
             held += drawn.wait
         if drawn.wait > 0:
             await asyncio.sleep(drawn.wait)
-        yield
+        return held + drawn.wait
 
     async def _draw(self, chat: str | None, window: ChatWindow | None) -> Drawn:
         """Draw from the shared budget, or from this process's own while the store does not answer."""

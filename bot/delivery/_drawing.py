@@ -12,7 +12,10 @@ few seconds after a worker died posting (then the workers that left their views 
 posted all the same is deleted. The message is edited after that. After each call the drawer looks again: a
 newer view offered meanwhile is drawn again (this call may have landed after it), and a message that is no
 longer its epoch's, or whose hand is over, loses its buttons. Views that know no version (answers, notices)
-are drawn as they come.
+are drawn as they come. Each call that landed on an epoch's message is recorded for every worker
+(:meth:`~bot.delivery._surfaces.SurfaceStore.landed`): while the last one began after every other landed,
+what the message shows is known, and a view it shows already, or a strip of a message with no buttons left,
+costs no call (:mod:`bot.delivery._clearing`).
 
 The drawer never touches a lane's queue: each of its calls answers with what the lane does next
 (:data:`~bot.delivery._pending.FollowUps`, in order; none when the view was drawn, skipped or superseded):
@@ -34,11 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import logging
 import secrets
 from dataclasses import dataclass, replace
 
+from bot.delivery._clearing import Clearer
 from bot.delivery._pending import (
     CallLater,
     CallNext,
@@ -48,15 +50,16 @@ from bot.delivery._pending import (
     StripButtons,
     ViewCall,
     as_edit,
+    stored_view,
     versioned,
+    view_digest,
 )
 from bot.delivery._shown import ShownCache
-from bot.delivery._surfaces import Newest, Offer, SurfaceStore
-from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
+from bot.delivery._surface_answers import Newest, Offer
+from bot.delivery._surfaces import SurfaceStore
+from bot.delivery._transport import MessageGone, NotModified, Refused, Transport
 from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
-
-log = logging.getLogger(__name__)
 
 #: Seconds after another worker's claim to post runs out before looking whether it posted.
 RECHECK_MARGIN = 0.1
@@ -81,6 +84,8 @@ class _Call:
     post: bool
     claimed: bool = False
     """This worker holds the claim to post the view's epoch's message (renewed while the post waits)."""
+    begun: int = -1
+    """The calls on the epoch's message that had landed when this one began (-1: not known)."""
 
 
 class Drawer:
@@ -95,6 +100,8 @@ class Drawer:
         """This worker's name in the store's claims to post a message."""
         self.shown = ShownCache()
         """What each slot shows now, as this worker drew it: an unchanged view costs no call."""
+        self.clearer = Clearer(transport, surfaces, stats)
+        """Removes the buttons of superseded messages, deletes second copies (calls that draw no view)."""
 
     async def known(self, chat_id: str, message: OutMessage) -> str | None:
         """The message that shows the view's slot now, if the slot is one that messages are kept for."""
@@ -162,13 +169,16 @@ class Drawer:
             # A newer hand's message shows the slot: this one ends its hand without buttons, drawn so at
             # once (else its buttons would come back with this edit, and take another call to remove).
             view = replace(view, buttons=())
-        # Unchanged since this worker showed it, and no other worker showed anything since: no call.
+        # Unchanged since this worker showed it, and no other worker showed anything since; or the call that
+        # landed last on the message, begun after every other landed, drew this very view (a view shown
+        # again for another worker that drew it since; not one the adapter drew over, unrecorded): no call.
         unchanged = shown is not None and shown.shows(view) and shown.version == offer.previous
-        if not item.forced and not post and unchanged:
+        drawn = offer.shows is not None and offer.shows.digest == view_digest(view)
+        if not post and ((not item.forced and unchanged) or (drawn and kind is not ViewCall.DRAW_FORCED)):
             self.stats["skipped"] += 1
             self.shown.remember(chat_id, view)  # what the slot shows is this version
             return ()
-        return _Call(view, offer.message_id, post, offer.claimed)
+        return _Call(view, offer.message_id, post, offer.claimed, offer.landed)
 
     async def _view_to_draw(self, chat_id: str, message: OutMessage, offer: Offer) -> OutMessage | None:
         """What to draw once ``message`` was offered: itself, the epoch's newest view, or nothing."""
@@ -189,10 +199,10 @@ class Drawer:
         if known is not None and not call.post:
             if await self._edit(chat_id, known, message):
                 self.shown.remember(chat_id, message, known)
-                return await self.after_call(chat_id, message, known)
+                return await self.after_call(chat_id, message, known, begun=call.begun)
             known = None
         sent = await self._send(chat_id, message, renew_claim=call.claimed)
-        return await self.posted(chat_id, message, sent, known)
+        return await self.posted(chat_id, message, sent, known, begun=call.begun)
 
     async def _edit(self, chat_id: str, message_id: str, message: OutMessage) -> bool:
         """Make ``message_id`` show the view; False if that message is gone (then it is forgotten, and the
@@ -206,6 +216,20 @@ class Drawer:
             since = message.since if versioned(message) else None
             await self.surfaces.forget(message.table, chat_id, message.slot, since)
             return False
+        except Refused:  # (a timeout too: the edit may have landed all the same, unknown to the others)
+            if versioned(message):
+                with contextlib.suppress(StoreUnavailable):
+                    await self.surfaces.landed(
+                        message.table,
+                        chat_id,
+                        message.slot,
+                        message_id,
+                        since=message.since,
+                        digest="",
+                        buttons=True,
+                        begun=-1,
+                    )
+            raise
         return True
 
     async def _send(self, chat_id: str, message: OutMessage, *, renew_claim: bool) -> str:
@@ -232,7 +256,7 @@ class Drawer:
     async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""
         newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
-        view = _stored_view(chat_id, newest.view)
+        view = stored_view(chat_id, newest.view)
         return None if view is None else as_edit(view)
 
     async def offer(
@@ -249,7 +273,7 @@ class Drawer:
             message.version,
             message.to_json(),
             since=message.since,
-            digest=_digest(message),
+            digest=view_digest(message),
             poster=self.token if posts else "",
             shares=shares,
         )
@@ -266,13 +290,15 @@ class Drawer:
         """The adapter posted ``message`` itself, as ``message_id``: it shows the slot as if this worker had
         posted it (:meth:`posted`)."""
         known = await self.known(chat_id, message)
-        if versioned(message):
-            await self.offer(chat_id, message)
-        return await self.posted(chat_id, message, message_id, known)
+        begun = (await self.offer(chat_id, message)).landed if versioned(message) else -1
+        # (A new message: no other call can be on it before it is recorded, so its own is the first.)
+        return await self.posted(chat_id, message, message_id, known, begun=begun)
 
-    async def posted(self, chat_id: str, message: OutMessage, sent: str, known: str | None) -> FollowUps:
+    async def posted(
+        self, chat_id: str, message: OutMessage, sent: str, known: str | None, *, begun: int = -1
+    ) -> FollowUps:
         """``sent``, a new message, now shows the view: record it as its slot's (the message ``known`` to
-        show the slot until now loses its buttons), then look again (:meth:`after_call`).
+        show the slot until now loses its buttons), then look again (:meth:`after_call`; ``begun`` as there).
         :class:`RecordFailed`, with the follow-ups decided so far, if the store fails after the record."""
         taken, then = await self._record(chat_id, message, sent, known)
         try:
@@ -281,7 +307,7 @@ class Drawer:
             if taken:
                 # A newer view shown again goes first, then the buttons to remove (this message's, then
                 # those of the message it replaced).
-                then = await self.after_call(chat_id, message, sent) + then
+                then = await self.after_call(chat_id, message, sent, begun=begun) + then
         except StoreUnavailable as exc:
             raise RecordFailed(then) from exc
         return then
@@ -293,11 +319,11 @@ class Drawer:
         message that showed the slot until now loses its buttons — or, not taken (another worker's message of
         the same or a newer epoch shows the slot already), ``sent`` is the one superseded, and goes."""
         shown = self.shown.get(chat_id, message)
-        taken, replaced = True, known
+        taken, replaced, replaced_since, bare = True, known, None, False
         if versioned(message):
             # What the slot showed when the record was made (another worker may have posted since the
             # offer): that one is superseded now, or this one is.
-            taken, replaced = await self.surfaces.record(
+            taken, replaced, replaced_since, bare = await self.surfaces.record(
                 message.table, chat_id, message.slot, sent, since=message.since, replacing=known
             )
         elif message.kept:
@@ -308,34 +334,52 @@ class Drawer:
             return False, (CallNext(Pending(message, DeleteCopy(sent))),)
         if message.kept:
             self.shown.remember(chat_id, message, sent)
-        # A new message supersedes the slot's current one: its buttons go, unless it surely has none
-        # (this worker's cache says what it drew on that very message, without buttons).
-        if replaced is None or replaced == sent or (shown is not None and shown.bare(replaced)):
+        # A new message supersedes the slot's current one: its buttons go, unless it surely has none: the
+        # store says the last call on it, by any worker, left none (a call still on its way is its worker's
+        # to check after it); for a view of no version, this worker's cache says it drew that very message
+        # without buttons (of a versioned view, the cache may not know another worker's call since).
+        if replaced is None or replaced == sent or bare:
+            return True, ()
+        if not versioned(message) and shown is not None and shown.bare(replaced):
             return True, ()
         # The next call of this lane, paced like any other: the new message goes out first.
-        return True, (CallNext(Pending(message, StripButtons(replaced))),)
+        return True, (CallNext(Pending(message, StripButtons(replaced, replaced_since))),)
 
-    async def after_call(self, chat_id: str, message: OutMessage, message_id: str) -> FollowUps:
-        """``message_id`` now shows ``message``. If another worker offered a newer view of the slot meanwhile,
-        this call may have landed after that worker's: show the newest again (the next call of this lane);
-        and if another worker made a new message show the slot, this one loses its buttons."""
+    async def after_call(
+        self, chat_id: str, message: OutMessage, message_id: str, *, begun: int = -1
+    ) -> FollowUps:
+        """``message_id`` now shows ``message`` (recorded for the other workers: what it shows is known if
+        the call began once ``begun`` calls on it had landed, and none landed since). If another worker
+        offered a newer view of the slot meanwhile, this call may have landed after that worker's: show the
+        newest again (the next call of this lane); and if another worker made a new message show the slot,
+        this one loses its buttons."""
         if not versioned(message):
             return ()
-        newest = await self.surfaces.newest(message.table, chat_id, message.slot, message.since)
+        table, slot, since = message.table, message.slot, message.since
+        newest = await self.surfaces.landed(
+            table,
+            chat_id,
+            slot,
+            message_id,
+            since=since,
+            digest=view_digest(message),
+            buttons=bool(message.buttons),
+            begun=begun,
+        )
         # Another worker's message is this epoch's, or a newer hand's is on screen: this one keeps no
         # buttons (an edit of it may have landed after they were removed).
         elsewhere = newest.message_id is not None and newest.message_id != message_id
         strip: FollowUps = ()
         if message.buttons and (elsewhere or newest.current > message.since):
-            strip = (CallNext(Pending(message, StripButtons(message_id))),)
+            strip = (CallNext(Pending(message, StripButtons(message_id, message.since))),)
         return self._show_newest(chat_id, message, message_id, newest) + strip
 
     def _show_newest(self, chat_id: str, message: OutMessage, message_id: str, newest: Newest) -> FollowUps:
         """Show the epoch's newest view again if it is newer than ``message`` and shows something else."""
-        view = _stored_view(chat_id, newest.view) if newest.version > message.version else None
+        view = stored_view(chat_id, newest.view) if newest.version > message.version else None
         if view is None:
             return ()
-        if _digest(view) == _digest(message):
+        if view_digest(view) == view_digest(message):
             # It shows what this call showed: whichever call landed last, the message shows the newest.
             self.shown.remember(chat_id, message, message_id, version=newest.version)
             return ()
@@ -343,53 +387,3 @@ class Drawer:
         self.shown.forget(chat_id, message)
         # An edit of whatever message shows the slot: never a second new message.
         return (CallNext(Pending(as_edit(view), ViewCall.RESHOW)),)
-
-    async def clear(self, chat_id: str, kind: StripButtons | DeleteCopy) -> None:
-        """Remove the buttons of a superseded message, or delete a second copy (its buttons go if the
-        platform will not delete it); a message gone or already bare is fine as it is. A rate limit is the
-        lane's to wait out."""
-        try:
-            if isinstance(kind, DeleteCopy) and await self._delete_copy(chat_id, kind.message_id):
-                return
-            await self.transport.clear_buttons(chat_id, kind.message_id)
-            self.stats["stripped"] += 1
-        except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
-            log.info("buttons of message %s in chat %s stay: %s", kind.message_id, chat_id, exc)
-        except RateLimited:
-            raise
-        except DeliveryError as exc:
-            log.warning("could not remove the buttons of a message in chat %s: %s", chat_id, exc)
-
-    async def _delete_copy(self, chat_id: str, message_id: str) -> bool:
-        """Delete a second copy of a message; False if the platform will not. A rate limit or a message
-        already gone is the caller's to handle, as for any strip."""
-        try:
-            await self.transport.delete(chat_id, message_id)
-        except (MessageGone, RateLimited):
-            raise
-        except DeliveryError as exc:
-            log.info("a second copy of a message in chat %s stays, without buttons: %s", chat_id, exc)
-            return False
-        self.stats["deleted"] += 1
-        return True
-
-
-def _stored_view(chat_id: str, raw: str | None) -> OutMessage | None:
-    """A view the store kept (:meth:`OutMessage.to_json`); ``None`` if there is none or it is unreadable."""
-    if raw is None:
-        return None
-    try:
-        return OutMessage.from_json(raw)
-    except ValueError:
-        log.warning("a stored view of chat %s cannot be read", chat_id)
-        return None
-
-
-def _digest(message: OutMessage) -> str:
-    """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
-    # (a button that presses keeps the pair every version digested: a view that did not change is not drawn)
-    buttons = [
-        [(b.label, b.url, b.kind) if b.opens else (b.label, b.token) for b in row] for row in message.buttons
-    ]
-    shown = (message.text, buttons, message.markdown)
-    return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()

@@ -13,8 +13,8 @@ what its slot shows costs no call.
 
 A fresh view of a coalescing slot supersedes the message the slot showed until then (a new hand's table, new
 cards after the discards, a table posted again): the old message loses its buttons in the next call of the
-lane, so that a chat never shows two live keyboards for one slot — unless the cache of what each slot shows
-proves the old one had none.
+lane, so that a chat never shows two live keyboards for one slot — unless this worker's cache, or the store's
+record of the calls that landed on it (:mod:`bot.delivery._clearing`), proves the old one had none.
 
 Each call is made by a :class:`~bot.delivery._drawing.Drawer`, which keeps several workers drawing one table
 on its newest state (views carry their table version; see :mod:`bot.delivery._drawing`). The drawer answers
@@ -358,7 +358,7 @@ class Delivery:
         kind, message = item.kind, item.message
         try:
             if not isinstance(kind, ViewCall):
-                await self.drawer.clear(lane.chat_id, kind)  # (it handles every refusal but a rate limit)
+                await self.drawer.clearer.clear(lane.chat_id, message, kind)  # (all refusals but rate limits)
             elif kind is ViewCall.CHECK:
                 self._follow(lane, await self.drawer.check_shown(lane.chat_id, message))
             else:

@@ -1,7 +1,8 @@
 """One call a delivery lane will make (:class:`Pending`) and what kind of call it is (:data:`Kind`), the
 calls the drawer says come next (:data:`FollowUp`), how views of one slot compare: the same message
-(:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`); and the newest
-view queued for each slot (:class:`LatestViews`).
+(:func:`same_slot`), an older table version (:func:`older_than`), an edit (:func:`as_edit`), what they show
+(:func:`view_digest`), as the store keeps them (:func:`stored_view`); and the newest view queued for each
+slot (:class:`LatestViews`).
 
 The lanes (:mod:`bot.delivery._lanes`) queue these; the drawer (:mod:`bot.delivery._drawing`) makes the calls
 and answers with the follow-ups, which the lanes queue in turn.
@@ -10,9 +11,13 @@ and answers with the follow-ups, which the lanes queue in turn.
 from __future__ import annotations
 
 import enum
+import hashlib
+import logging
 from dataclasses import dataclass, replace
 
 from bot.kernel import LruCache, OutMessage
+
+log = logging.getLogger(__name__)
 
 
 class ViewCall(enum.Enum):
@@ -39,6 +44,8 @@ class StripButtons:
     slot)."""
 
     message_id: str
+    since: int | None = None
+    """The epoch the message began (``None``: not known): what the store knows it shows is kept by epoch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +147,27 @@ def as_edit(message: OutMessage) -> OutMessage:
 def older_than(a: OutMessage, b: OutMessage) -> bool:
     """Whether view ``a`` shows an older table version than ``b`` (both knowing theirs)."""
     return versioned(a) and versioned(b) and a.version < b.version
+
+
+def stored_view(chat_id: str, raw: str | None) -> OutMessage | None:
+    """A view the store kept (:meth:`OutMessage.to_json`); ``None`` if there is none or it is unreadable."""
+    if raw is None:
+        return None
+    try:
+        return OutMessage.from_json(raw)
+    except ValueError:
+        log.warning("a stored view of chat %s cannot be read", chat_id)
+        return None
+
+
+def view_digest(message: OutMessage) -> str:
+    """A short digest of what a view shows (its text, buttons and format), to compare across workers."""
+    # (a button that presses keeps the pair every version digested: a view that did not change is not drawn)
+    buttons = [
+        [(b.label, b.url, b.kind) if b.opens else (b.label, b.token) for b in row] for row in message.buttons
+    ]
+    shown = (message.text, buttons, message.markdown)
+    return hashlib.blake2b(repr(shown).encode(), digest_size=8).hexdigest()
 
 
 def versioned(message: OutMessage) -> bool:

@@ -6,7 +6,15 @@ The fields of a slot ``f`` (``{chat}:{slot}``) in the table's hash: ``f`` the me
 ``f:p`` its epoch; ``f:e`` the newest epoch offered and ``f:e0`` the one before (the only two kept); for an
 epoch ``e``, ``f@e:v`` its newest version offered, ``f@e:view`` that view, ``f@e:h`` its digest, ``f@e:m``
 the epoch's message and ``f@e:post`` the worker posting it (``{token}:{ms}``, on Redis's clock) until it is
-recorded.
+recorded; and what that message is known to show, for the workers that would draw it again: ``f@e:n`` how
+many calls on it have landed (counted when their worker heard back), ``f@e:d`` the digest of what it shows
+and ``f@e:b`` whether it has buttons (``1``, ``0``; a strip leaves the digest empty: the text stays);
+``f:bare`` the slot's message once its epoch's fields are gone, if it was known to have no buttons. Known
+only while the last call that landed was begun after every other that landed before it (its worker read
+``f@e:n`` before the call, and it had not moved when the call landed): two calls on their way at once may
+reach the platform in either order, and then nothing is known (both fields go) until the next call that
+lands alone. A call on its way when a worker reads what the message shows is that call's worker's to
+check after it (:meth:`bot.delivery._drawing.Drawer.after_call`).
 """
 
 from __future__ import annotations
@@ -21,26 +29,39 @@ POST_CLAIM = 5.0
 # digest is compared with the newest offered's (0: only kept, for the next offers to compare). Returns 1 if
 # taken, 0 if not (a newer version of the epoch, or an epoch too old), 2 if the epoch's newest shows the
 # same; the version offered before for the epoch, its message (false: none), the newest epoch, and the
-# claim to post the epoch's message, if it has none: 1 this worker's (now), 2 another's, 0 none asked; and
-# the ms another worker's claim still holds. Everything it reads is one HMGET (an epoch's fields do not depend
-# on what the slot holds: the epoch is the caller's).
+# claim to post the epoch's message, if it has none: 1 this worker's (now), 2 another's, 0 none asked; the
+# ms another worker's claim still holds; how many calls on the epoch's message have landed, and what it is
+# known to show (its digest, '' after a strip, and 1 or 0 for its buttons; false, false: not known).
+# Everything it reads is one HMGET (an epoch's fields do not depend on what the slot holds: the epoch is the
+# caller's).
 OFFER = """
 local f, e = ARGV[1], tonumber(ARGV[6])
 local g = f .. '@' .. e
 local read = redis.call(
-  'HMGET', KEYS[1], f .. ':e', f .. ':e0', g .. ':v', g .. ':m', g .. ':post', g .. ':h'
+  'HMGET', KEYS[1], f .. ':e', f .. ':e0', g .. ':v', g .. ':m', g .. ':post', g .. ':h',
+  g .. ':n', g .. ':d', g .. ':b'
 )
 local newest, older = tonumber(read[1] or '-1'), tonumber(read[2] or '-1')
 if e > newest then
   if older >= 0 then
     local g0 = f .. '@' .. older
-    redis.call('HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m', g0 .. ':post')
+    -- The slot's message may still be that epoch's (a newer epoch offered, never posted): if it is known to
+    -- have no buttons, the slot keeps that much, for the record of the message that replaces it.
+    local kept = redis.call('HMGET', KEYS[1], f, g0 .. ':m', g0 .. ':b')
+    if kept[1] and kept[1] == kept[2] and kept[3] == '0' then
+      redis.call('HSET', KEYS[1], f .. ':bare', kept[1])
+    end
+    redis.call(
+      'HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m', g0 .. ':post',
+      g0 .. ':n', g0 .. ':d', g0 .. ':b'
+    )
   end
   redis.call('HSET', KEYS[1], f .. ':e', e, f .. ':e0', newest)
   newest = e
 elseif e ~= newest and e ~= older then
-  return {0, 0, false, newest, 0, 0}
+  return {0, 0, false, newest, 0, 0, 0, false, false}
 end
+local landed, shows, buttons = tonumber(read[7] or '0'), read[8], read[9]
 local previous = tonumber(read[3] or '0')
 local mine = read[4]
 local function claim()
@@ -58,41 +79,71 @@ local function claim()
 end
 if tonumber(ARGV[2]) < previous then
   local status, left = claim()
-  return {0, previous, mine, newest, status, left}
+  return {0, previous, mine, newest, status, left, landed, shows, buttons}
 end
 if ARGV[9] == '1' and ARGV[5] ~= '' and read[6] == ARGV[5] then
-  return {2, previous, mine, newest, 0, 0}
+  return {2, previous, mine, newest, 0, 0, landed, shows, buttons}
 end
 redis.call('HSET', KEYS[1], g .. ':v', ARGV[2], g .. ':view', ARGV[3], g .. ':h', ARGV[5])
 -- The hash lives a week after its last new epoch (and its last message recorded): far longer than one.
 if previous == 0 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4])) end
 local status, left = claim()
-return {1, previous, mine, newest, status, left}
+return {1, previous, mine, newest, status, left, landed, shows, buttons}
 """
 
 # KEYS[1] the table's hash; ARGV: f, message id, epoch (-1: no epoch, just the slot's message), ttl, the
 # message it replaces ('' for none). Returns 1 if taken (else 0) and the message replaced: the slot's, or for
-# an epoch older than the slot's message, that epoch's (else the message that was recorded first).
+# an epoch older than the slot's message, that epoch's (else the message that was recorded first), the
+# epoch of the message replaced (-1: none, or not known), and 1 if that message is known to have no buttons.
 RECORD = """
 local f, e = ARGV[1], tonumber(ARGV[3])
 local current = redis.call('HGET', KEYS[1], f)
 if e < 0 then
   redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', 0)
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-  return {1, current}
+  return {1, current, -1, 0}
 end
 local g = f .. '@' .. e
 local mine = redis.call('HGET', KEYS[1], g .. ':m')
-if mine and mine ~= ARGV[5] then return {0, mine} end
+if mine and mine ~= ARGV[5] then return {0, mine, e, 0} end
 redis.call('HSET', KEYS[1], g .. ':m', ARGV[2])
-redis.call('HDEL', KEYS[1], g .. ':post')
+-- A new message of the epoch: nothing is known of what it shows until its own call lands.
+redis.call('HDEL', KEYS[1], g .. ':post', g .. ':d', g .. ':b')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-if e >= tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0') then
+local posted = tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0')
+if e >= posted then
   redis.call('HSET', KEYS[1], f, ARGV[2], f .. ':p', e)
-  return {1, current}
+  if not current then return {1, current, -1, 0} end
+  local g0 = f .. '@' .. posted
+  local was = redis.call('HMGET', KEYS[1], g0 .. ':m', g0 .. ':b', f .. ':bare')
+  redis.call('HDEL', KEYS[1], f .. ':bare')
+  local bare = (was[1] == current and was[2] == '0') or was[3] == current
+  return {1, current, posted, bare and 1 or 0}
 end
-return {1, mine}
+return {1, mine, e, 0}
 """
+
+# KEYS[1] the table's hash; ARGV: f, the epoch, the message a call landed on, the digest of what the call
+# drew ('' for a strip: the text stays), 1 if the message has buttons now (0: none), and how many calls on
+# the message had landed when the call began (-1: not known). Records the call if the message is the
+# epoch's (the fields in the module's docstring); returns the epoch's newest version offered, that view,
+# the epoch's message and the slot's newest epoch (what :meth:`RedisSurfaces.newest` reads).
+LANDED = """
+local f = ARGV[1]
+local g = f .. '@' .. ARGV[2]
+local read = redis.call('HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n')
+if read[3] == ARGV[3] then
+  local landed = tonumber(read[5] or '0')
+  if tonumber(ARGV[6]) == landed then
+    redis.call('HSET', KEYS[1], g .. ':n', landed + 1, g .. ':d', ARGV[4], g .. ':b', ARGV[5])
+  else
+    redis.call('HSET', KEYS[1], g .. ':n', landed + 1)
+    redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b')
+  end
+end
+return {read[1], read[2], read[3], read[4]}
+"""
+
 
 # KEYS[1] the chat's pacing key; ARGV[1] the interval in ms. Returns the wait in ms (Redis's clock, so every
 # worker books on one clock).

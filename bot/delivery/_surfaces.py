@@ -26,9 +26,10 @@ N workers do not write to a chat N times as often as the platform allows.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from bot.delivery import _surface_scripts as scripts
+from bot.delivery._surface_answers import MessageState, Newest, Offer, Recorded, Shows
 from bot.store import AnyRedis, unavailable_errors
 
 #: How long a table's message ids are kept after its last new hand or message (a week: longer than a game).
@@ -39,55 +40,6 @@ def split_key(key: str) -> tuple[str, str]:
     """``("tg", "-100123")`` for ``"tg:-100123"``: the platform and its own id."""
     platform, _, local = key.partition(":")
     return platform, local
-
-
-class Offer(NamedTuple):
-    """The answer to :meth:`SurfaceStore.offer`."""
-
-    accepted: bool
-    """No newer view of the slot's epoch was offered before: this one is now the epoch's newest."""
-    previous: int
-    """The version offered before for that epoch (0: none)."""
-    message_id: str | None = None
-    """The message of that epoch (``None``: not posted yet)."""
-    current: int = 0
-    """The slot's newest epoch: its message is the one with live buttons."""
-    same: bool = False
-    """Not taken because the epoch's newest view shows the same (its ``digest``): its worker shows it."""
-    claimed: bool = False
-    """The epoch has no message, and the offering ``poster`` now holds the claim to post it: with this
-    view, or (not accepted) with the epoch's newest view."""
-    claim_left: float = 0.0
-    """How long (seconds) another worker's claim to post the epoch's message still holds (0: none does)."""
-
-    @property
-    def posting_elsewhere(self) -> bool:
-        """The epoch has no message and another worker holds the claim to post it: that worker shows the
-        epoch's newest view once it posted, so this one leaves its view to it (and looks again when the
-        claim runs out, in case that worker died posting)."""
-        return self.claim_left > 0
-
-
-class Recorded(NamedTuple):
-    """The answer to :meth:`SurfaceStore.record`."""
-
-    taken: bool
-    """The message is its epoch's (else another worker posted that epoch's message first)."""
-    replaced: str | None
-    """Taken: the message it supersedes (the slot's until then; for an epoch older than the slot's
-    message, that epoch's). Not taken: the epoch's message, recorded first."""
-
-
-class Newest(NamedTuple):
-    """What a message must show: its epoch's newest view offered, and the slot's newest epoch."""
-
-    version: int
-    view: str | None
-    """The view as :meth:`bot.kernel._views.OutMessage.to_json` wrote it."""
-    message_id: str | None
-    """The message of that epoch."""
-    current: int
-    """The slot's newest epoch."""
 
 
 class SurfaceStore(Protocol):
@@ -152,6 +104,29 @@ class SurfaceStore(Protocol):
         """The newest view offered for the slot's epoch ``since``, its message, and the newest epoch."""
         ...
 
+    async def landed(
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        message_id: str,
+        *,
+        since: int,
+        digest: str,
+        buttons: bool,
+        begun: int,
+    ) -> Newest:
+        """A call on ``message_id`` (of the slot's epoch ``since``) landed: it now shows the view of
+        ``digest`` ('' after a strip), with ``buttons`` or none — known if the call began after every other
+        call on it landed (``begun``: :attr:`Offer.landed` or :attr:`MessageState.landed` read before the
+        call; -1 if not known), else nothing is (two calls crossed). Then :meth:`newest`, in the same step."""
+        ...
+
+    async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
+        """What ``message_id``, of the slot's epoch ``since``, is known to show, and how many calls on it
+        have landed (read before a call on it: :meth:`landed`'s ``begun``)."""
+        ...
+
     async def forget_chat(self, table: str, chat: str) -> dict[str, str]:
         """Forget every slot of ``table`` in ``chat`` (a chat that moved to a new key: the table is posted
         afresh there); the message that showed each slot, by slot (for its buttons to go). Atomic; done
@@ -187,6 +162,7 @@ class RedisSurfaces:
         self._pace = redis.register_script(scripts.PACE)
         self._renew = redis.register_script(scripts.RENEW)
         self._forget_chat = redis.register_script(scripts.FORGET_CHAT)
+        self._landed = redis.register_script(scripts.LANDED)
 
     def _hash(self, table: str, chat: str) -> tuple[str, str]:
         platform, local = split_key(chat)
@@ -240,7 +216,9 @@ class RedisSurfaces:
         args: list[str | int] = [f, version, view, SURFACE_TTL, digest, since, poster, self._post_claim_ms]
         args.append(1 if shares else 0)
         with unavailable_errors():
-            taken, previous, message_id, current, claim, left = await self._offer(keys=[key], args=args)
+            taken, previous, message_id, current, claim, left, landed, shows, buttons = await self._offer(
+                keys=[key], args=args
+            )
         return Offer(
             taken == 1,
             int(previous),
@@ -249,6 +227,8 @@ class RedisSurfaces:
             same=taken == 2,
             claimed=claim == 1,
             claim_left=int(left) / 1000 if claim == 2 else 0.0,
+            landed=int(landed),
+            shows=_shows(shows, buttons),
         )
 
     async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
@@ -263,10 +243,10 @@ class RedisSurfaces:
         """One script on the table's hash (the layout in :mod:`bot.delivery._surface_scripts`)."""
         key, f = self._slot(table, chat, slot)
         with unavailable_errors():
-            taken, current = await self._record(
+            taken, current, epoch, bare = await self._record(
                 keys=[key], args=[f, message_id, since, SURFACE_TTL, replacing or ""]
             )
-        return Recorded(bool(taken), _text(current))
+        return Recorded(bool(taken), _text(current), None if int(epoch) < 0 else int(epoch), bare == 1)
 
     async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
         """One read of the epoch's fields."""
@@ -277,6 +257,37 @@ class RedisSurfaces:
                 key, [f"{g}:v", f"{g}:view", f"{g}:m", f"{f}:e"]
             )
         return Newest(int(version or 0), _text(view), _text(message_id), int(current or 0))
+
+    async def landed(
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        message_id: str,
+        *,
+        since: int,
+        digest: str,
+        buttons: bool,
+        begun: int,
+    ) -> Newest:
+        """One script on the table's hash (the layout in :mod:`bot.delivery._surface_scripts`)."""
+        key, f = self._slot(table, chat, slot)
+        args: list[str | int] = [f, since, message_id, digest, 1 if buttons else 0, begun]
+        with unavailable_errors():
+            version, view, shown_on, current = await self._landed(keys=[key], args=args)
+        return Newest(int(version or 0), _text(view), _text(shown_on), int(current or 0))
+
+    async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
+        """One read of the epoch's fields."""
+        key, f = self._slot(table, chat, slot)
+        g = _epoch(f, since)
+        with unavailable_errors():
+            epoch_message, landed, shows, buttons = await self._redis.hmget(
+                key, [f"{g}:m", f"{g}:n", f"{g}:d", f"{g}:b"]
+            )
+        if _text(epoch_message) != message_id:
+            return MessageState(-1, None)
+        return MessageState(int(landed or 0), _shows(shows, buttons))
 
     async def forget_chat(self, table: str, chat: str) -> dict[str, str]:
         """One script on the table's hash: every field of the chat's slots goes."""
@@ -313,6 +324,13 @@ class RedisSurfaces:
 def _epoch(slot_field: str, since: int) -> str:
     """The prefix of an epoch's fields in the table's hash (``{chat}:{slot}@{since}``)."""
     return f"{slot_field}@{since}"
+
+
+def _shows(digest: object, buttons: object) -> Shows | None:
+    """What a message shows, as its epoch's fields keep it (``None``: not known)."""
+    if digest is None or buttons is None:
+        return None
+    return Shows(str(_text(digest)), _text(buttons) == "1")
 
 
 def _text(value: object) -> str | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.delivery import _surface_scripts as scripts
-from bot.delivery._surfaces import Newest, Offer, Recorded
+from bot.delivery._surface_answers import MessageState, Newest, Offer, Recorded, Shows
 
 
 @dataclass
@@ -20,6 +20,12 @@ class _Epoch:
     message_id: str | None = None
     poster: str = ""
     claimed: float = 0.0
+    landed: int = 0
+    shows: Shows | None = None
+
+    def drawn(self) -> tuple[int, Shows | None]:
+        """How many calls on its message landed, and what it is known to show."""
+        return self.landed, self.shows
 
 
 @dataclass
@@ -28,6 +34,8 @@ class _Slot:
     posted: int = 0
     newest: int = -1
     older: int = -1
+    bare: str | None = None
+    """The slot's message once its epoch is forgotten, if it was known to have no buttons."""
     epochs: dict[int, _Epoch] = field(default_factory=dict)
 
 
@@ -79,20 +87,24 @@ class MemorySurfaces:
         """The view becomes its epoch's newest unless a newer one (or, ``shares``, the same view) is there."""
         state = self._slot(table, chat, slot)
         if since > state.newest:
-            state.epochs.pop(state.older, None)
+            gone = state.epochs.pop(state.older, None)
+            if gone is not None and gone.message_id == state.message_id and gone.shows is not None:
+                state.bare = state.message_id if not gone.shows.buttons else state.bare
             state.older, state.newest = state.newest, since
         elif since not in (state.newest, state.older):
             return Offer(False, 0, None, state.newest)
         epoch = state.epochs.setdefault(since, _Epoch())
         if version < epoch.version:
             claim = self._claim(epoch, poster, since == state.newest)
-            return Offer(False, epoch.version, epoch.message_id, state.newest, False, *claim)
+            return Offer(False, epoch.version, epoch.message_id, state.newest, False, *claim, *epoch.drawn())
         if shares and digest and digest == epoch.digest:
-            return Offer(False, epoch.version, epoch.message_id, state.newest, same=True)
+            return Offer(
+                False, epoch.version, epoch.message_id, state.newest, True, False, 0.0, *epoch.drawn()
+            )
         previous = epoch.version
         epoch.version, epoch.view, epoch.digest = version, view, digest
         claim = self._claim(epoch, poster, since == state.newest)
-        return Offer(True, previous, epoch.message_id, state.newest, False, *claim)
+        return Offer(True, previous, epoch.message_id, state.newest, False, *claim, *epoch.drawn())
 
     def _claim(self, epoch: _Epoch, poster: str, newest: bool) -> tuple[bool, float]:
         """(claimed by ``poster`` now, how long another worker's claim still holds), for the newest epoch's
@@ -121,18 +133,50 @@ class MemorySurfaces:
         state = self._slot(table, chat, slot)
         epoch = state.epochs.setdefault(since, _Epoch())
         if epoch.message_id is not None and epoch.message_id != replacing:
-            return Recorded(False, epoch.message_id)
-        mine, epoch.message_id, epoch.poster = epoch.message_id, message_id, ""
+            return Recorded(False, epoch.message_id, since)
+        mine, epoch.message_id, epoch.poster, epoch.shows = epoch.message_id, message_id, "", None
         if since < state.posted:
-            return Recorded(True, mine)
-        current, state.message_id, state.posted = state.message_id, message_id, since
-        return Recorded(True, current)
+            return Recorded(True, mine, since)
+        current, posted = state.message_id, state.posted
+        state.message_id, state.posted = message_id, since
+        if current is None:
+            return Recorded(True, None)
+        replaced, kept_bare, state.bare = state.epochs.get(posted, _Epoch()), state.bare, None
+        bare = replaced.message_id == current and replaced.shows is not None and not replaced.shows.buttons
+        return Recorded(True, current, posted, bare or kept_bare == current)
 
     async def newest(self, table: str, chat: str, slot: str, since: int) -> Newest:
         """The epoch's newest view and message, and the newest epoch."""
         state = self._slot(table, chat, slot)
         epoch = state.epochs.get(since, _Epoch())
         return Newest(epoch.version, epoch.view, epoch.message_id, max(state.newest, 0))
+
+    async def landed(
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        message_id: str,
+        *,
+        since: int,
+        digest: str,
+        buttons: bool,
+        begun: int,
+    ) -> Newest:
+        """Record the call if the message is its epoch's (known if it began after every other landed); then
+        :meth:`newest`."""
+        epoch = self._slot(table, chat, slot).epochs.get(since)
+        if epoch is not None and epoch.message_id == message_id:
+            epoch.shows = Shows(digest, buttons) if begun == epoch.landed else None
+            epoch.landed += 1
+        return await self.newest(table, chat, slot, since)
+
+    async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
+        """What the epoch's message is known to show, and how many calls on it landed."""
+        epoch = self._slot(table, chat, slot).epochs.get(since)
+        if epoch is None or epoch.message_id != message_id:
+            return MessageState(-1, None)
+        return MessageState(epoch.landed, epoch.shows)
 
     async def forget_chat(self, table: str, chat: str) -> dict[str, str]:
         """Forget the chat's slots of the table; the message that showed each."""

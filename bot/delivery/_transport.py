@@ -9,11 +9,12 @@ to; ``Refused`` is logged and the view dropped.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
 from bot.kernel import OutMessage
-from bot.store import BotRate, CallBudget, StoreUnavailable
+from bot.store import BotRate, CallBudget, StoreUnavailable, take_turn
 
 
 class DeliveryError(Exception):
@@ -134,7 +135,8 @@ class BudgetedTransport:
     """A transport whose every call first books its turn in the bot's budget of calls, which every worker of
     the bot shares (:class:`bot.store.CallBudget`): for a platform whose client keeps its limits per process
     (discord.py's 50 requests a second), so that N workers together send what one bot may. A call waits its
-    own turn; a store that does not answer leaves the call to the client's own limits."""
+    own turn (a new one if it woke too late for it); a store that does not answer leaves the call to the
+    client's own limits."""
 
     def __init__(self, inner: Transport, calls: CallBudget, bot: str, rate: BotRate) -> None:
         """Pass every call on to ``inner`` once ``calls`` gave it a turn within ``rate`` for ``bot`` (the
@@ -145,12 +147,17 @@ class BudgetedTransport:
         self.rate = rate
 
     async def _turn(self) -> None:
+        """Wait for the call's turn: booked again if the call woke too late for it (:func:`take_turn`)."""
+        await take_turn(self._book)
+
+    async def _book(self, again: bool) -> float:
         try:
             drawn = await self.calls.draw(self.bot, self.rate)
         except StoreUnavailable:
-            return
+            return math.inf  # the client's own limits hold: not late, whenever it goes
         if drawn.wait > 0:
             await asyncio.sleep(drawn.wait)
+        return drawn.wait
 
     def owns(self, chat: str) -> bool:
         """Whether ``inner`` writes to ``chat``."""

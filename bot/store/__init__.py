@@ -22,7 +22,15 @@ Importing this package creates no client and starts no server.
 """
 
 from bot.store._budget import store_budget
-from bot.store._calls import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, RedisCallBudget
+from bot.store._calls import (
+    BotRate,
+    CallBudget,
+    ChatWindow,
+    Drawn,
+    MemoryCallBudget,
+    RedisCallBudget,
+    take_turn,
+)
 from bot.store._cas import Mutation, update_with_retries
 from bot.store._embedded import EmbeddedRedis
 from bot.store._lease import LeaseStore, MemoryLeases, RedisLeases
@@ -106,6 +114,7 @@ __all__ = [
     "glob_escape",
     "is_cluster",
     "store_budget",
+    "take_turn",
     "unavailable_errors",
     "update_with_retries",
 ]

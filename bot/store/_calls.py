@@ -14,7 +14,11 @@ every worker draws each call from one :class:`CallBudget` in the store:
   ``limit`` in any ``seconds``, counted as the platform counts them (a sliding window of the posts' turns).
   A post the window has no room for is refused (:attr:`Drawn.granted` false, with the wait until it has)
   and books nothing — not the bot's turn either: a post waiting for its group never holds the other chats'
-  calls. The caller asks again after the wait, or leaves the post to its lane (whose edits go on).
+  calls. The caller asks again after the wait, or leaves the post to its lane (whose edits go on);
+* **a turn is kept, or booked again** (:func:`take_turn`): a call goes within :data:`MAX_LATE` of its turn,
+  or books a new one. A worker starved of CPU (or that heard the store's answer late) would otherwise send
+  every call whose turn passed meanwhile at once, on top of the other workers' calls of that moment: late by
+  up to ``MAX_LATE``, at most ``per_second × (1 + MAX_LATE) + burst`` calls reach the platform in a second.
 
 In Redis (:class:`RedisCallBudget`) one script books both at once, on two keys that share a hash tag (the
 bot's), so a cluster runs it on one node: ``{prefix}calls:{bot}`` (the bot's next turn, in ms on Redis's
@@ -25,10 +29,11 @@ rules on one process's clock (tests; a worker's own fallback when the store does
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -65,6 +70,26 @@ return {1, turn - now, turn}
 
 #: Chats whose windows the memory budget keeps before it forgets those with nothing in their window.
 _WINDOWS_BEFORE_SWEEP = 10_000
+#: How late (seconds) a call may go after its booked turn before it books a new one (see the module's
+#: docstring: at 24 calls a second, at most 28 reach the platform in one second).
+MAX_LATE = 0.15
+#: Turns a call books at most, the first included: then it goes, however late (a worker that is never on time
+#: still sends).
+MAX_BOOKINGS = 3
+
+
+async def take_turn(book: Callable[[bool], Awaitable[float]]) -> None:
+    """Book a call's turn and wait for it — ``book(again)`` does both and says how long it waited (``again``:
+    a new turn, for a call that woke too late for the one before) — until the call wakes within
+    :data:`MAX_LATE` of its turn (at most :data:`MAX_BOOKINGS` turns). Lateness is measured from before the
+    booking, as the store's answer may have waited for this worker too: a call on time may seem a little late
+    (a turn booked again for nothing), never the reverse."""
+    loop = asyncio.get_running_loop()
+    for booking in range(MAX_BOOKINGS):
+        asked = loop.time()
+        wait = await book(booking > 0)
+        if loop.time() - asked - wait <= MAX_LATE:
+            return
 
 
 @dataclass(frozen=True, slots=True)

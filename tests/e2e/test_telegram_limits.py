@@ -23,7 +23,7 @@ from telegram.error import RetryAfter
 
 from adapters.telegram.rate_limit import GROUP_BUDGET, GROUP_WINDOW, ChatRateLimiter, new_messages
 from bot.delivery import NewMessages
-from bot.store import Drawn, StoreUnavailable
+from bot.store import Drawn, MemoryCallBudget, StoreUnavailable
 
 from .conftest import RunningBot, Table, assert_clean, memory_service, start_bot
 from .fake_telegram import FakeChat, FakeTelegram
@@ -239,3 +239,46 @@ async def test_two_spamming_groups_do_not_delay_the_presses_of_a_game() -> None:
         assert max(latencies) < 2.0, sorted(latencies)[-5:]
         print(f"game presses {len(latencies)}: p50 {statistics.median(latencies) * 1000:.0f} ms")
         assert_clean(tg)
+
+
+class Starved:
+    """One worker's side of the bot's shared budget while that worker is starved of CPU: its turns are booked
+    on time, but it hears the answers only once the stall is over (``until``, on the monotonic clock)."""
+
+    def __init__(self, shared: MemoryCallBudget, until: float) -> None:
+        self.shared = shared
+        self.until = until
+
+    async def draw(self, *args: Any, **kwargs: Any) -> Drawn:
+        drawn = await self.shared.draw(*args, **kwargs)
+        await asyncio.sleep(max(0.0, self.until - time.monotonic()))
+        return drawn
+
+
+async def test_a_worker_that_hears_its_turns_late_books_new_ones_and_the_bot_stays_under_its_rate() -> None:
+    """Two workers share the bot's budget of 24 calls a second; one is starved for 0.6 s just after it booked
+    a second's worth of calls. Sent at once when it wakes, those calls would reach Telegram with the other
+    worker's calls of that moment: over 30 in one second, answered 429. Late calls book new turns instead."""
+    async with FakeTelegram(token=TOKEN, limits=TelegramLimits(bot_per_second=30)) as tg:
+        people = [tg.add_user(f"P{n}") for n in range(6)]
+        for person in people:
+            tg.user_starts_bot(person)
+        shared = MemoryCallBudget()
+        starved = ChatRateLimiter(Starved(shared, time.monotonic() + 0.6))
+        steady = ChatRateLimiter(shared)
+        statuses: list[int] = []
+
+        async def send(limiter: ChatRateLimiter, n: int) -> None:
+            chat_id = people[n % len(people)].id
+
+            async def call() -> bool:
+                statuses.append((await post(tg, "sendMessage", chat_id=chat_id, text=f"m{n}"))[0])
+                return True
+
+            await limiter.process_request(call, (), {}, "sendMessage", {"chat_id": chat_id}, None)
+
+        first = [asyncio.create_task(send(starved, n)) for n in range(24)]
+        await asyncio.sleep(0.05)  # the starved worker's turns are booked: the other worker's come after
+        await asyncio.gather(*first, *(send(steady, n) for n in range(24, 60)))
+        assert len(statuses) == 60
+        assert tg.limited() == [], [(c.method, c.time) for c in tg.limited()]

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bot.delivery import RedisSurfaces, SurfaceStore
-from bot.delivery._surfaces import Offer
+from bot.delivery._surface_answers import Offer
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.store import AnyRedis
 
@@ -71,7 +71,7 @@ async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore
     assert await surfaces.newest(t, chat, "table", 1) == (0, None, None, 0)
     assert basics(await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1)) == (True, 0, None, 1, False)
     assert basics(await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1)) == (True, 5, None, 1, False)
-    assert await surfaces.record(t, chat, "table", "41", since=1, replacing=None) == (True, None)
+    assert await surfaces.record(t, chat, "table", "41", since=1, replacing=None) == (True, None, None, False)
     # The older one, late: refused, and the epoch still has the newer (and says which message shows it).
     assert basics(await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1)) == (False, 7, "41", 1, False)
     # The same version again (a redraw) is taken.
@@ -102,16 +102,16 @@ async def test_the_first_message_of_a_hand_stays_and_shows_the_slot(surfaces: Su
     which one won; the newest hand's message shows the slot; a message posted again over the hand's own
     (the table posted at the bottom) replaces it; a deleted one is forgotten."""
     t, chat = "t0000001", "tg:-100"
-    assert await surfaces.record(t, chat, "table", "40", since=1, replacing=None) == (True, None)
-    assert await surfaces.record(t, chat, "table", "50", since=10, replacing=None) == (True, "40")
-    assert await surfaces.record(t, chat, "table", "51", since=10, replacing=None) == (False, "50")
+    assert await surfaces.record(t, chat, "table", "40", since=1, replacing=None) == (True, None, None, False)
+    assert await surfaces.record(t, chat, "table", "50", since=10, replacing=None) == (True, "40", 1, False)
+    assert await surfaces.record(t, chat, "table", "51", since=10, replacing=None) == (False, "50", 10, False)
     assert await surfaces.get(t, chat, "table") == "50"
     assert (await surfaces.offer(t, chat, "table", 11, "{}", since=10)).message_id == "50"
     # An older hand's message (posted late): its hand's, never the slot's.
-    assert await surfaces.record(t, chat, "table", "45", since=5, replacing=None) == (True, None)
+    assert await surfaces.record(t, chat, "table", "45", since=5, replacing=None) == (True, None, 5, False)
     assert await surfaces.get(t, chat, "table") == "50"
     # Posted again over the hand's own message: taken, and says what it replaced.
-    assert await surfaces.record(t, chat, "table", "52", since=10, replacing="50") == (True, "50")
+    assert await surfaces.record(t, chat, "table", "52", since=10, replacing="50") == (True, "50", 10, False)
     assert await surfaces.get(t, chat, "table") == "52"
     assert (await surfaces.offer(t, chat, "table", 12, "{}", since=10)).message_id == "52"
     await surfaces.forget(t, chat, "table", 10)
@@ -217,3 +217,57 @@ async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
     assert 0.4 < waits[1] <= 0.5 and 0.9 < waits[2] <= 1.0, waits
     assert await surfaces.pace("tg:-200", 0.5) < 0.05
     assert await surfaces.pace("dc:-100", 0.5) < 0.05
+
+
+async def test_what_a_message_shows_is_known_while_its_calls_land_one_after_the_other(
+    surfaces: SurfaceStore,
+) -> None:
+    """Each call that lands on an epoch's message is recorded: what the message shows is known while the
+    last call began after every other had landed, and two calls that crossed leave it unknown until the
+    next call that lands alone; a strip leaves it known to have no buttons, as the next message's record
+    tells."""
+    t, chat = "t0000001", "tg:-100"
+    offer = await surfaces.offer(t, chat, "table", 1, "{}", since=1, digest="d1")
+    assert (offer.landed, offer.shows) == (0, None)
+    assert (await surfaces.record(t, chat, "table", "41", since=1, replacing=None)).taken
+    newest = await surfaces.landed(t, chat, "table", "41", since=1, digest="d1", buttons=True, begun=0)
+    assert newest == (1, "{}", "41", 1)
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (1, ("d1", True))
+    offer = await surfaces.offer(t, chat, "table", 2, "{}", since=1, digest="d2")
+    assert (offer.landed, offer.shows) == (1, ("d1", True))
+    # Two calls begun after the first landed cross: either may have landed last.
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="d2", buttons=True, begun=1)
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="d3", buttons=True, begun=1)
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (3, None)
+    # A strip begun after both landed: no buttons, whatever the text.
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="", buttons=False, begun=3)
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (4, ("", False))
+    assert await surfaces.state(t, chat, "table", "40", since=1) == (-1, None)  # not the epoch's message
+    await surfaces.landed(t, chat, "table", "40", since=1, digest="x", buttons=True, begun=4)  # not recorded
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (4, ("", False))
+    # The next hand's message: the one it replaces is known to have no buttons.
+    assert (await surfaces.offer(t, chat, "table", 10, "{}", since=10)).accepted
+    recorded = await surfaces.record(t, chat, "table", "50", since=10, replacing=None)
+    assert recorded == (True, "41", 1, True)
+    assert await surfaces.state(t, chat, "table", "50", since=10) == (0, None)  # nothing landed on it yet
+
+
+async def test_a_message_known_bare_stays_known_once_a_newer_epoch_forgets_its_own(
+    surfaces: SurfaceStore,
+) -> None:
+    """A player's cards shown without buttons; two newer epochs offered (new cards, then a new hand), the
+    first never posted: the slot keeps only two epochs, so the first cards' epoch is forgotten while its
+    message still shows the slot — the record of the next message still knows it has no buttons."""
+    t, chat = "t0000001", "tg:7"
+    assert (await surfaces.offer(t, chat, "hand", 1, "{}", since=1)).accepted
+    assert (await surfaces.record(t, chat, "hand", "41", since=1, replacing=None)).taken
+    await surfaces.landed(t, chat, "hand", "41", since=1, digest="d1", buttons=False, begun=0)
+    assert (await surfaces.offer(t, chat, "hand", 5, "{}", since=5)).accepted  # never posted
+    assert (await surfaces.offer(t, chat, "hand", 10, "{}", since=10)).accepted  # epoch 1 forgotten
+    assert await surfaces.state(t, chat, "hand", "41", since=1) == (-1, None)
+    assert await surfaces.record(t, chat, "hand", "50", since=10, replacing=None) == (True, "41", 1, True)
+    # Once replaced, the mark is gone: a message with buttons, forgotten the same way, is not taken as bare.
+    await surfaces.landed(t, chat, "hand", "50", since=10, digest="d10", buttons=True, begun=0)
+    assert (await surfaces.offer(t, chat, "hand", 20, "{}", since=20)).accepted
+    assert (await surfaces.offer(t, chat, "hand", 30, "{}", since=30)).accepted
+    assert await surfaces.record(t, chat, "hand", "60", since=30, replacing=None) == (True, "50", 10, False)

@@ -20,7 +20,7 @@ from bot.delivery import BudgetedTransport, Delivery, MessageGone, NotModified, 
 from bot.delivery._pending import ViewCall
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import Button, OutMessage
-from bot.store import BotRate, MemoryCallBudget
+from bot.store import BotRate, Drawn, MemoryCallBudget
 
 GROUP = "x:-1"
 TABLE = "t0000001"
@@ -632,3 +632,133 @@ async def test_a_redraw_older_than_a_view_waiting_in_the_lane_does_not_take_its_
     gate.set()
     await a.flush()
     assert [text for text, _ in chat.messages.values()] == ["Hand over: see the showdown below."]
+
+
+class Strips(WorkerTransport):
+    """A worker's transport that counts its calls removing buttons (the platform answers one on a message
+    with none "message is not modified": a call spent for nothing)."""
+
+    def __init__(self, chat: Chat) -> None:
+        super().__init__(chat)
+        self.strips: list[str] = []
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        self.strips.append(message_id)
+        if not self.chat.messages[message_id][1]:
+            raise NotModified("message is not modified")
+        await super().clear_buttons(chat, message_id)
+
+
+async def test_a_message_another_worker_drew_without_buttons_loses_none_again() -> None:
+    """A player's cards posted without buttons by one worker (nothing to press at that moment), or a table
+    whose last view one worker drew without them: the worker that posts the next message knows, from the
+    store, that the old one has no buttons to remove, and makes no call for it."""
+    for bare_post in (True, False):
+        chat, surfaces = Chat(), MemorySurfaces()
+        a_calls, b_calls = Strips(chat), Strips(chat)
+        a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+        if bare_post:
+            b.deliver([replace(view(1, "your cards: R R 7 4", fresh=True), buttons=())])
+        else:
+            b.deliver([view(1, "hand 1", fresh=True), replace(view(9, "hand 1 over"), buttons=())])
+        await b.flush()
+        a.deliver([view(10, "hand 2 dealt", fresh=True)])
+        await a.flush()
+        assert chat.live() == ["hand 2 dealt"], chat.messages
+        assert a_calls.strips == [] and a.stats["stripped"] == 0, (bare_post, a_calls.strips)
+
+
+async def test_a_message_two_workers_strip_loses_its_buttons_in_one_call() -> None:
+    """Worker A's edit of hand 1 lands once worker B posted hand 2: both see that hand 1's message keeps
+    buttons it must lose (A after its call, B as it posts), and both queue a strip. The first strip that
+    lands is recorded; the other worker then knows the message has none left, and makes no call."""
+    chat, surfaces = Chat(), MemorySurfaces()
+    a_calls, b_calls = Strips(chat), Strips(chat)
+    a = Delivery(a_calls, surfaces, min_interval=0)
+    b = Delivery(b_calls, surfaces, min_interval=0.3)  # its strip comes a moment after its post
+    a.deliver([view(1, "hand 1", fresh=True)])
+    await a.flush()
+    gate = a_calls.hold()
+    a.deliver([view(2, "hand 1: Ane: paso")])
+    await a_calls.in_flight.wait()
+    b.deliver([view(10, "hand 2 dealt", fresh=True)])
+    while len(chat.messages) < 2:  # B's post landed; its strip of hand 1's message waits for its turn
+        await asyncio.sleep(0.01)
+    gate.set()
+    await a.flush()
+    await b.flush()
+    assert chat.live() == ["hand 2 dealt"], chat.messages
+    assert len(a_calls.strips) + len(b_calls.strips) == 1, (a_calls.strips, b_calls.strips)
+
+
+@pytest.mark.parametrize("timed_out", [False, True])
+async def test_buttons_another_worker_drew_on_a_message_this_one_left_bare_are_removed(
+    timed_out: bool,
+) -> None:
+    """Worker B drew hand 1's message without buttons; worker A then drew them back on it (its edit may even
+    have timed out, though the platform applied it). When B posts hand 2, the old message must lose those
+    buttons: B's own cache (bare, as B drew it) is not what the message shows."""
+
+    class TimesOut(Strips):
+        async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+            await super().edit(chat, message_id, message)
+            raise Refused("Timed out")
+
+    chat, surfaces = Chat(), MemorySurfaces()
+    a_calls, b_calls = (TimesOut if timed_out else Strips)(chat), Strips(chat)
+    a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+    b.deliver([view(1, "hand 1", fresh=True), replace(view(2, "hand 1: Iker thinks"), buttons=())])
+    await b.flush()
+    a.deliver([view(3, "hand 1: your turn")])
+    await a.flush()
+    b.deliver([view(10, "hand 2 dealt", fresh=True)])
+    await b.flush()
+    assert chat.live() == ["hand 2 dealt"], chat.messages
+
+
+class Starved:
+    """One worker's side of the bot's shared budget while that worker is starved of CPU: its turns are booked
+    on time, but it hears the answers only once the stall is over (``until``, on the loop's clock)."""
+
+    def __init__(self, shared: MemoryCallBudget, until: float) -> None:
+        self.shared = shared
+        self.until = until
+
+    async def draw(self, bot: str, rate: BotRate, chat: str | None = None, window: object = None) -> Drawn:
+        drawn = await self.shared.draw(bot, rate)
+        await asyncio.sleep(max(0.0, self.until - asyncio.get_running_loop().time()))
+        return drawn
+
+
+async def test_a_worker_that_hears_its_turns_late_books_new_ones_and_the_bot_keeps_its_rate() -> None:
+    """Two workers share the bot's budget of 40 calls a second; one is starved for 0.6 s just after it booked
+    a second's worth of calls. Sent at once when it wakes, those calls would go with the other worker's calls
+    of that moment: far over 40 in one second. Late calls book new turns instead."""
+    chat, surfaces, budget = Chat(), MemorySurfaces(), MemoryCallBudget()
+    times: list[float] = []
+
+    class Timed(WorkerTransport):
+        async def send(self, chat_id: str, message: OutMessage) -> str:
+            times.append(asyncio.get_running_loop().time())
+            return await super().send(chat_id, message)
+
+    rate = BotRate(per_second=40, burst=2)
+    starved = Starved(budget, asyncio.get_running_loop().time() + 0.6)
+    workers = [
+        Delivery(BudgetedTransport(Timed(chat), calls, "x:bot", rate), surfaces, min_interval=0)
+        for calls in (starved, budget)
+    ]
+    workers[0].deliver(
+        [OutMessage(slot="notice", text=f"0.{i}", chat=f"x:{i}", fresh=True) for i in range(40)]
+    )
+    await asyncio.sleep(0.05)  # the starved worker's turns are booked: the other worker's come after
+    workers[1].deliver(
+        [OutMessage(slot="notice", text=f"1.{i}", chat=f"x:{i}", fresh=True) for i in range(60)]
+    )
+    await asyncio.gather(*(worker.flush() for worker in workers))
+    assert len(chat.messages) == 100
+    times.sort()
+    busiest = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
+    assert busiest <= 40 * 1.15 + 2, (
+        busiest
+    )  # the rate, lateness allowed and the burst, both workers together
