@@ -136,7 +136,9 @@
         chips.appendChild(clock);
       }
       box.appendChild(chips);
-      box.appendChild(el("div", "said", s.said || ""));
+      if (s.free) box.appendChild(el("div", "free", s.free)); // a lobby's empty seat: who sits if nobody does
+      if (s.join) box.appendChild(button("join", s.join));
+      else box.appendChild(el("div", "said", s.said || ""));
     });
   }
 
@@ -156,6 +158,58 @@
       box.appendChild(button);
       state.timers.push(setTimeout(() => button.remove(), left));
     });
+  }
+
+  // A button the server drew with its token (the chat's own): its code names it for styles and tests.
+  function button(cls, b) {
+    const node = el("button", cls, b.label);
+    node.dataset.code = b.code || "";
+    node.addEventListener("click", () => act(b.token));
+    return node;
+  }
+
+  // The lobby: the chat lobby's options and controls this visitor may press (a watcher: none).
+  function drawLobby(f) {
+    const box = $("actions");
+    const lobby = f.lobby;
+    if (!lobby) return;
+    box.appendChild(el("div", "options-line", lobby.options_line));
+    const options = el("div", "options");
+    lobby.options.forEach((b) => options.appendChild(button("option", b)));
+    box.appendChild(options);
+    const controls = el("div", "controls");
+    lobby.controls.forEach((b) => controls.appendChild(button("control " + b.code, b)));
+    box.appendChild(controls);
+    box.appendChild(el("div", "hint", lobby.hint));
+  }
+
+  // After the match: a new lobby in the same chat, and the page follows it (with the credential the server
+  // gives for that table: this person's, no longer-lived than the one they came with).
+  function drawAgain(f, box) {
+    if (!f.again) return;
+    const b = el("button", "again", f.again.label);
+    b.id = "again";
+    b.addEventListener("click", newGame);
+    box.appendChild(b);
+  }
+
+  async function newGame() {
+    if (!state.page) return;
+    try {
+      const response = await fetch("/api/newgame", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ page: state.page }),
+      });
+      if (response.status === 401) { reconnect(); return; }
+      const body = await response.json();
+      if (!body.ok) { toast(body.answer, true); return; }
+      sessionStorage.setItem("mus-credential-" + body.table, JSON.stringify({ link: body.link }));
+      history.replaceState(null, "", "/t/" + encodeURIComponent(body.table));
+      if (state.source) { state.source.close(); state.source = null; }
+      table = body.table;
+      state.page = null;
+      state.frame = null;
+      open();
+    } catch (e) { reconnect(); }
   }
 
   function drawHand(f) {
@@ -259,6 +313,9 @@
       list.textContent = "";
       (lines || []).forEach((line) => list.appendChild(el("li", null, line.trim())));
     }
+    const again = $("again");
+    if (again) again.remove();
+    drawAgain(f, box);
   }
 
   // A replay shows every seat's cards (a finished hand's are the chat's to see), under the seat's name.
@@ -298,6 +355,7 @@
     $("title").textContent = f.title || "";
     $("rules").textContent = f.texts.rules || "";
     $("rules").href = "/rules/" + encodeURIComponent(f.lang || "es");
+    $("teams").hidden = !f.teams;
     (f.teams || []).forEach((team, i) => {
       const box = $("team" + i);
       box.textContent = "";
@@ -309,9 +367,13 @@
     const note = $("note");
     note.hidden = !(f.note || f.spectator);
     note.textContent = f.note || (f.spectator ? f.texts.spectating : "");
-    if (!f.title) { // a lobby, a cancelled or finished table: seats and a note
+    document.body.dataset.status = f.status || "";
+    if (!f.title) { // a lobby, a cancelled or finished table: seats, the lobby's buttons, a note
       ["hand", "summary", "known", "actions", "story-lines", "flashes"].forEach((id) => { $(id).textContent = ""; });
       $("count").hidden = true;
+      $("title").textContent = f.lobby ? f.lobby.heading : "";
+      drawLobby(f);
+      drawAgain(f, $("actions"));
       return;
     }
     drawFlashes(f);
