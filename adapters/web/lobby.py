@@ -84,6 +84,7 @@ def lobby_page(
     if seat is None and not may_sit:
         frame["spectator"] = True
         frame["note"] = t.gettext(WATCH_LOBBY)
+        lobby["hint"] = ""  # (it tells a player what to press)
     elif not organiser:
         frame["note"] = t.format(WAIT_FOR_START, name=_creator_name(table))
     frame["lobby"] = lobby

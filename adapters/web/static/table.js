@@ -372,10 +372,12 @@
       ["hand", "summary", "known", "actions", "story-lines", "flashes"].forEach((id) => { $(id).textContent = ""; });
       $("count").hidden = true;
       $("title").textContent = f.lobby ? f.lobby.heading : "";
+      $("story").hidden = true;
       drawLobby(f);
       drawAgain(f, $("actions"));
       return;
     }
+    $("story").hidden = false;
     drawFlashes(f);
     drawHand(f);
     drawActions(f);
