@@ -288,7 +288,11 @@ class Hub:
         frame = page(table, match, hand, seat, lang=lang, version=snap.version, live=live, now=self.clock())
         frame["pause"] = self.pause  # the page holds the count this long after the last answer
         if live:
-            frame["again"] = again_button(table, seat, frame["lang"])
+            frame["again"] = again = again_button(table, seat, frame["lang"])
+            if again is not None and match.over and frame.get("results"):
+                # Its last line says to type /newgame: the page has the button instead, under who won.
+                frame["results"] = results = frame["results"][:-1]
+                again["headline"] = results[-1] if results else ""
         return frame
 
     def _note_flashes(self, watcher: Page, frame: Json) -> None:

@@ -174,7 +174,10 @@ async def test_new_game_after_a_finished_match_opens_the_chats_next_lobby(
     ane, brais = await page_for(server, http, ANE, tid), await page_for(server, http, BRAIS, tid)
     watcher = await page_for(server, http, OUTSIDER, tid)
     end = await ane.settle()
-    assert end["status"] == "finished" and end["again"] == {"label": "🔁 New game"}
+    assert end["status"] == "finished" and end["again"]["label"] == "🔁 New game"
+    # Who won goes with the button; the chat's "type /newgame" is not the page's to say.
+    assert end["again"]["headline"].startswith("🏆 ") and end["again"]["headline"].endswith("win the game!")
+    assert not any("/newgame" in line for line in end["results"])
     assert (await watcher.settle())["again"] is None
     status, answer = await watcher.new_game()  # not one of its players: nothing opened
     assert not answer["ok"] and answer["answer"] == STALE

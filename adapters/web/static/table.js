@@ -142,11 +142,14 @@
     });
   }
 
+  // A seña's ⚡ shows on the seat that made it (a rival's is tapped there), over its speech bubble for the
+  // catch window: in the middle of the felt, two of them overlapped the page's own seat.
   function drawFlashes(f) {
-    const box = $("flashes");
-    box.textContent = "";
+    $("flashes").textContent = "";
     if (f.over) return;
+    const me = f.seat === null || f.seat === undefined ? 0 : f.seat;
     (f.flashes || []).forEach((flash) => {
+      const box = $(place(flash.seat, me));
       const key = f.hand + ":" + flash.index;
       if (!(key in state.flashSeen)) state.flashSeen[key] = Date.now() - (flash.age || 0) * 1000;
       const left = f.window * 1000 - (Date.now() - state.flashSeen[key]);
@@ -313,9 +316,17 @@
       list.textContent = "";
       (lines || []).forEach((line) => list.appendChild(el("li", null, line.trim())));
     }
-    const again = $("again");
-    if (again) again.remove();
-    drawAgain(f, box);
+    // The match is over: who won and "New game" go right under the felt, where they are seen without
+    // scrolling past the count (with the count, after the last answer was seen).
+    if (!f.again) return;
+    const note = $("note");
+    const reveal = () => {
+      note.textContent = f.again.headline || "";
+      drawAgain(f, note);
+      note.hidden = false;
+    };
+    if (box.hidden) state.timers.push(setTimeout(reveal, f.pause * 1000));
+    else reveal();
   }
 
   // A replay shows every seat's cards (a finished hand's are the chat's to see), under the seat's name.
