@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import urllib.parse
 from collections.abc import Iterable, Sequence
@@ -83,11 +84,17 @@ def secret_forms(tokens: Iterable[str]) -> list[str]:
     return sorted((f for f in forms if len(f) >= MIN_SECRET), key=len, reverse=True)
 
 
+#: A signed link's credential, in an address's fragment (``…/t/abcd1234#k={payload}.{signature}``): a
+#: library that logs what it sends (python-telegram-bot at DEBUG, a ``/history`` answer's text) logs it too.
+LINK_CREDENTIAL = re.compile(r"(#k=)[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+
+
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each of ``secrets`` (longest first: see :func:`secret_forms`) replaced by ``***``."""
+    """``text`` with each of ``secrets`` (longest first: see :func:`secret_forms`) replaced by ``***``, and
+    every signed link's credential too."""
     for secret in secrets:
         text = text.replace(secret, "***")
-    return text
+    return LINK_CREDENTIAL.sub(r"\1***", text)
 
 
 class Redacting(logging.Formatter):

@@ -3,10 +3,9 @@
 A :class:`Hub` keeps one :class:`TableFeed` per table that has open pages. A feed holds the newest stored
 version of its table (and the last version of the hand before, whose last moves a lagging page still has to
 show). Changes are pushed: every write of a table, by any worker (a page's press, a chat's, a deadline), is
-announced through the service's :class:`~bot.store.TableNotices`, and the hub follows the tables it has
-feeds of; a notice of a newer version reads the table once, for all its pages. A subscription that was
-interrupted re-reads every feed, and a slow safety poll (every :attr:`Hub.poll` seconds) re-reads them all
-in case a notice was lost anyway.
+announced through the service's :class:`~bot.store.TableNotices`, which the hub follows for its feeds; a
+newer version's notice reads the table once, for all its pages. An interrupted subscription re-reads every
+feed, and a slow safety poll (every :attr:`Hub.poll` seconds) reads them all in case a notice was lost.
 
 Each :class:`Page` walks from what it last showed to the newest state **one record entry at a time**, at
 least ``pause`` seconds apart (:meth:`Hub.frames`): a run of machine moves is seen move by move, and the last
@@ -80,25 +79,27 @@ class Hub:
 
     # --- pages ---------------------------------------------------------------------------------------
 
-    async def open_page(self, visitor: WebVisitor, *, vouched: bool = True) -> Page | None:
+    async def open_page(self, visitor: WebVisitor) -> Page | None:
         """A new page for ``visitor`` (``None`` if the table does not exist; :class:`StoreUnavailable` if it
-        could not be read); ``vouched``: see :attr:`Page.vouched`."""
+        could not be read)."""
         feed = self.feeds.get(visitor.table)
         if feed is None:  # registered before reading it: pages opening at once share one feed
             feed = self.feeds[visitor.table] = TableFeed(visitor.table)
-        async with feed.first_read:  # ...and one read of it, once its notices are heard (none is missed)
-            if not feed.followed:
-                await self._notices.follow(visitor.table)
-                feed.followed = True
-            readable = feed.newest is not None or await self._refresh(feed)
+        try:
+            async with feed.first_read:  # ...and one read of it, once its notices are heard (none is missed)
+                if not feed.followed:
+                    await self._notices.follow(visitor.table)
+                    feed.followed = True
+                readable = feed.newest is not None or await self._refresh(feed)
+        finally:
+            if feed.newest is None and not feed.pages and self.feeds.get(visitor.table) is feed:
+                self._drop_feed(feed)  # (unread, or its follow failed: no feed nobody watches is kept)
         if feed.newest is None:
-            if not feed.pages and self.feeds.get(visitor.table) is feed:
-                self._drop_feed(feed)
             if not readable:
                 raise StoreUnavailable("the table could not be read")
             return None
         page_id = secrets.token_urlsafe(18)
-        opened = Page(page_id, visitor, vouched)
+        opened = Page(page_id, visitor)
         feed.pages.add(opened)
         self.pages[page_id] = opened
         mine = [p for p in self.pages.values() if p.visitor.user.key == visitor.user.key]
@@ -108,8 +109,9 @@ class Hub:
 
     def close_page(self, closing: Page) -> None:
         """Forget a page (its visitor left, or it was dropped): its stream ends, its table's feed goes once
-        nobody watches it."""
-        self.pages.pop(closing.id, None)
+        nobody watches it. Closed twice (dropped, then its stream ended), it leaves the feed alone."""
+        if self.pages.pop(closing.id, None) is None:
+            return
         closing.wake.set()
         feed = self.feeds.get(closing.table)
         if feed is not None:
@@ -183,10 +185,12 @@ class Hub:
         self.reads += 1
         try:
             stored = await self.service.deps.tables.load(feed.table_id)
+            if stored is not None:
+                feed.update(stored.version, stored.data)
         except StoreError:
             return False  # the next poll tries again; the pages keep what they show
-        if stored is not None:
-            feed.update(stored.version, stored.data)
+        except Exception:  # a table this version cannot read: its pages keep what they show, the rest go on
+            log.exception("web: table %s could not be read for its pages", feed.table_id)
         return True
 
     def start(self) -> None:
@@ -282,7 +286,7 @@ class Hub:
         seat = table.seat_of(watcher.visitor.user.key)
         lang = watcher.visitor.user.lang
         if match is None or match.hand is None or table.status is TableStatus.LOBBY:
-            return lobby_page(table, watcher.visitor.user, lang, snap.version, self.clock(), watcher.vouched)
+            return lobby_page(table, watcher.visitor.user, lang, snap.version, self.clock())
         live = entries >= snap.entries
         hand = feed.replayed(snap, entries)
         frame = page(table, match, hand, seat, lang=lang, version=snap.version, live=live, now=self.clock())

@@ -4,15 +4,18 @@ over, a new game in the same chat.
 **The lobby's buttons are the chat lobby's.** :func:`lobby_page` draws the lobby the chats draw
 (:meth:`bot.screens.Renderer.lobby`, in the reader's language) and hands the page its buttons, each with
 its own token: the page posts a token and :meth:`bot.app.Service.press` checks it as it checks a chat's
-press. A page is offered only what the chat lobby would let its visitor do (:func:`bot.table.may_organise`
-for the options, start and cancel; a free seat for whoever may sit, :attr:`Page.vouched`), and the server
-refuses a watcher's press whatever it sends.
+press. A page is offered only what the chat lobby would let its player do (:func:`bot.table.may_organise`
+for the options, start and cancel; another free seat, or leaving, for a seated player). A person takes a
+seat from the chat, where being in the group is what lets them (a page's credential does not prove it: a
+Mini App's ``initData`` names no chat, a link can be forwarded): until then their page watches, with
+nothing to press, and the server refuses whatever it sends (:meth:`adapters.web.server.WebTable.act`).
 
 **A new game** (:func:`again_button`, ``POST /api/newgame`` in :mod:`adapters.web.server`): a finished
 table's seated players may open a new lobby in the same chat, as ``/newgame`` there does
 (:meth:`bot.app.Service.new_table`, its lobby shown in the chat). The page then follows the chat's table with
-a credential for that table only, issued by the server to one of the finished table's players (who belong to
-the chat), expiring no later than the credential they came with.
+a credential for that table only, issued by the server to one of the finished table's players, expiring no
+later than the credential they came with: the presser's seat in the new lobby, or (the chat's table opened
+by another meanwhile) a watcher's page until they sit from the chat.
 """
 
 from __future__ import annotations
@@ -38,11 +41,9 @@ _OPTION_CODES = ("o_senas", "o_target", "o_mode", "o_level")
 _CONTROL_CODES = ("leave", "start", "cancel")
 
 
-def lobby_page(
-    table: TableState, visitor: UserRef, lang: str | None, version: int, now: float, vouched: bool
-) -> Json:
+def lobby_page(table: TableState, visitor: UserRef, lang: str | None, version: int, now: float) -> Json:
     """A table without a running hand: who sits where (and where machines will), the options, and the
-    chat lobby's buttons this visitor may press (none for a watcher)."""
+    chat lobby's buttons this visitor may press (none for someone not seated: they sit from the chat)."""
     seat = table.seat_of(visitor.key)
     reader = reader_language(table, seat, lang)
     t = translator(reader)
@@ -64,7 +65,7 @@ def lobby_page(
         return frame
     drawn = Renderer(table.model_copy(update={"lang": reader}), None, now).lobby()
     lines = drawn.text.splitlines()
-    may_sit = not table.private and (seat is not None or vouched)
+    may_move = not table.private and seat is not None  # (another free seat: the chat lobby's seat buttons)
     organiser = may_organise(table, visitor.key, now)
     buttons = {b.token.rsplit(".", 1)[1]: b for row in drawn.buttons for b in row if not b.opens}
     lobby: Json = {
@@ -79,9 +80,9 @@ def lobby_page(
         ],
     }
     for s, shown in enumerate(frame["seats"]):
-        if may_sit and table.seats[s].empty and f"seat{s}" in buttons:
+        if may_move and table.seats[s].empty and f"seat{s}" in buttons:
             shown["join"] = _button(buttons[f"seat{s}"])
-    if seat is None and not may_sit:
+    if seat is None:
         frame["spectator"] = True
         frame["note"] = t.gettext(WATCH_LOBBY)
         lobby["hint"] = ""  # (it tells a player what to press)

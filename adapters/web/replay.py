@@ -167,6 +167,10 @@ def viewer_language(asked: str | None, linked: str | None) -> str:
     return normalize_language(linked)
 
 
+#: Hands built at once (each holds the interpreter for tens of milliseconds): a burst of replays queues.
+BUILDS_AT_ONCE = 2
+
+
 class ReplayRoutes:
     """The replay's page and its frames, over ``history``, for links signed with ``secret``."""
 
@@ -186,6 +190,7 @@ class ReplayRoutes:
         self.pause = pause
         self.clock = clock
         self._answers: LruCache[tuple[str, tuple[int, ...], int | None, str], bytes] = LruCache(CACHED_HANDS)
+        self._building = asyncio.Semaphore(BUILDS_AT_ONCE)
 
     def add_to(self, app: web.Application) -> None:
         """Add the replay's routes to the web table's application."""
@@ -211,15 +216,18 @@ class ReplayRoutes:
             entries = await self.history.hands(table)
         except StoreUnavailable:
             return _answer({"error": translator(lang).gettext(msg.STORE_UNAVAILABLE)}, 503)
+        numbers = tuple(n for n, _ in entries)
         wanted = body.get("hand")
-        number = wanted if isinstance(wanted, int) and not isinstance(wanted, bool) else None
+        # A hand not kept is the first one (so any number asked for is one of the cache's few keys).
+        number = wanted if wanted in numbers and not isinstance(wanted, bool) else (numbers or (None,))[0]
         # The match's hands so far are part of the key: a match still being played gains hands.
-        key = (table, tuple(n for n, _ in entries), number, lang)
+        key = (table, numbers, number, lang)
         answer = self._answers.get(key)
         if answer is None:
             # Tens of milliseconds of replaying and drawing, off the loop the chats share (between the
-            # interpreter's switches, the loop goes on answering them).
-            answer = await asyncio.to_thread(_built, entries, number, lang, self.pause)
+            # interpreter's switches, the loop goes on answering them), a few at a time.
+            async with self._building:
+                answer = await asyncio.to_thread(_built, entries, number, lang, self.pause)
             if answer is None:
                 return _answer({"error": translator(lang).gettext(NOTHING_KEPT)}, 404)
             self._answers.put(key, answer)

@@ -9,7 +9,7 @@ Server-Sent Events, and its actions.
 * ``GET /api/events?page=ID`` — the page's frames, each move in turn (``text/event-stream``);
 * ``POST /api/act`` — a button's token pressed on the page: :meth:`bot.app.Service.press`, exactly as a chat
   button (a stale or forged token is refused as a stale button is), at most a few per second per visitor;
-  a watcher's press is refused whatever it sends (:attr:`adapters.web.watchers.Page.vouched`);
+  only a seated player's page acts (a person takes a seat from the chat);
 * ``POST /api/newgame`` — a finished table's player opens a new lobby in its chat, as ``/newgame`` does, and
   the page is given a credential for that table (:mod:`adapters.web.lobby`);
 * ``GET /r/{table}``, ``POST /api/replay`` — a finished match replayed from the history
@@ -41,6 +41,7 @@ from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections
 from bot.kernel import (
+    TABLE_ID_RE,
     CatchSena,
     ChatRef,
     LinkRefused,
@@ -172,19 +173,38 @@ class WebTable:
         lang = normalize_language(str(body.get("lang") or DEFAULT_LANGUAGE)[:8])
         try:
             visitor = self._visitor(body, table)
+            if not TABLE_ID_RE.match(
+                visitor.table
+            ):  # (initData opens the table its body or start_param names)
+                raise LinkRefused("not a table id")
         except LinkRefused as exc:
             log.info("web: a credential was refused (%s)", exc.reason)
             return _refused(lang)
-        # A signed link is given only to someone of the table's chat; initData proves who, not where from.
-        vouched = not body.get("init_data")
         try:
-            opened = await self.hub.open_page(visitor, vouched=vouched)
+            opened = await self.hub.open_page(visitor)
         except StoreUnavailable:  # not a refusal: the page tries again
             answer = {"error": translator(lang).gettext(msg.STORE_UNAVAILABLE)}
             return _no_store(web.json_response(answer, status=503))
         if opened is None:
             return _refused(lang)
         return _no_store(web.json_response({"page": opened.id, "table": visitor.table}))
+
+    def _page(self, page_id: str) -> Page:
+        """The open page ``page_id`` names while its credential holds (401 otherwise: a page of a previous
+        process, or one whose link or initData expired, opens a new session)."""
+        watcher = self.hub.pages.get(page_id)
+        if watcher is None:
+            raise web.HTTPUnauthorized()
+        if self.clock() > watcher.visitor.expires:
+            self.hub.close_page(watcher)
+            raise web.HTTPUnauthorized()
+        return watcher
+
+    def _seated(self, watcher: Page) -> bool:
+        """Whether the page's visitor holds a seat at its table, as its pages last read it."""
+        feed = self.hub.feeds.get(watcher.table)
+        newest = None if feed is None else feed.newest
+        return newest is not None and newest.table.seat_of(watcher.visitor.user.key) is not None
 
     def _visitor(self, body: dict[str, object], table: str) -> WebVisitor:
         now = self.clock()
@@ -197,9 +217,7 @@ class WebTable:
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """The page's frames as Server-Sent Events, until the page goes away (or the server stops)."""
-        watcher = self.hub.pages.get(request.query.get("page", ""))
-        if watcher is None:
-            raise web.HTTPUnauthorized()  # a page of a previous process: the page opens a new session
+        watcher = self._page(request.query.get("page", ""))
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -210,6 +228,8 @@ class WebTable:
         await response.prepare(request)
         try:
             async for frame in self.hub.frames(watcher):
+                if self.clock() > watcher.visitor.expires:
+                    break  # the credential expired: the page opens a new session with one still valid
                 if frame is None:
                     await response.write(b": still here\n\n")
                 else:
@@ -224,18 +244,17 @@ class WebTable:
     async def act(self, request: web.Request) -> web.Response:
         """A button pressed on the page: the service judges its token exactly as a chat button's."""
         body = await _json(request)
-        watcher = self.hub.pages.get(str(body.get("page", "")))
-        if watcher is None:
-            raise web.HTTPUnauthorized()
+        watcher = self._page(str(body.get("page", "")))
         user = watcher.visitor.user
         t = translator(normalize_language(user.lang or DEFAULT_LANGUAGE))
         if not self.hub.allow_action(user.key):
             return web.json_response({"ok": False, "answer": t.gettext(TOO_FAST)}, status=429)
         token = read_token(body.get("token"))
-        if token is not None and token.table != watcher.table:
-            token = None  # a page acts on its own table only
-        if not watcher.vouched and self._shown_seat(watcher) is None:
-            token = None  # a watcher presses nothing (its page shows no button): refused as a forged press
+        if token is not None and (token.table != watcher.table or not self._seated(watcher)):
+            # A page acts on its own table only, and only a seated player's does: being in the chat is what
+            # lets a person take a seat, and a page's credential does not prove it (a Mini App's initData
+            # names no chat). Anything else is refused as a stale button is.
+            token = None
         # A ⚡ this page showed: its catch window counts from then.
         outcome = await self.service.press(user, token, shown_at=_shown_at(watcher, token))
         if self.on_outcome is not None and outcome.messages:
@@ -250,18 +269,12 @@ class WebTable:
         feed = self.hub.feeds.get(watcher.table)
         return None if feed is None or feed.newest is None else feed.newest.table
 
-    def _shown_seat(self, watcher: Page) -> int | None:
-        shown = self._shown(watcher)
-        return None if shown is None else shown.seat_of(watcher.visitor.user.key)
-
     async def new_game(self, request: web.Request) -> web.Response:
         """ "New game" on a finished table's page: the chat's new lobby, opened as ``/newgame`` opens it (the
         chat's table if one was opened meanwhile), and a credential for it, for one of the finished table's
         players only."""
         body = await _json(request)
-        watcher = self.hub.pages.get(str(body.get("page", "")))
-        if watcher is None:
-            raise web.HTTPUnauthorized()
+        watcher = self._page(str(body.get("page", "")))
         user = watcher.visitor.user
         lang = normalize_language(user.lang or DEFAULT_LANGUAGE)
         if not self.hub.allow_action(user.key):

@@ -43,11 +43,6 @@ class Page:
 
     id: str
     visitor: WebVisitor
-    vouched: bool = True
-    """Its credential vouches that the visitor belongs to the table's chat (a signed link, which the core
-    gives only to someone who pressed in that chat): such a visitor may take a free seat of a lobby from the
-    page. Telegram's ``initData`` proves who opens a Mini App, not that they are in the group whose table the
-    link names: they watch until they are seated (from the chat)."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     sent: tuple[int, int, int] | None = None
     """(hand, entries, version) of the last frame sent."""

@@ -37,6 +37,8 @@ def encode(message: OutMessage) -> str:
         "origin": message.origin,
         "markdown": message.markdown,
         "deadline": message.deadline,
+        "phase": message.phase,
+        "document": message.document,
     }
     return json.dumps(data, ensure_ascii=False)
 
@@ -56,7 +58,17 @@ def decode(raw: str | bytes) -> OutMessage:
         origin=data["origin"],
         markdown=bool(data["markdown"]),
         deadline=float(data.get("deadline") or 0.0),  # (absent from what an older version wrote)
+        phase=str(data.get("phase") or ""),
+        document=_document(data.get("document")),
     )
+
+
+def _document(data: Any) -> tuple[str, str] | None:
+    """A view's file as :func:`encode` wrote it (``[name, content]``), if it has one."""
+    if data is None:
+        return None
+    name, content = data
+    return (str(name), str(content))
 
 
 class Outbox(Protocol):

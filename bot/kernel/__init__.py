@@ -58,6 +58,7 @@ from bot.kernel._model import (
 from bot.kernel._names import MACHINE_MARK, MACHINE_NAMES, clean_name, isolate
 from bot.kernel._tokens import (
     CHAT_SCOPE,
+    TABLE_ID_RE,
     CatchSena,
     ChangeOption,
     ConfirmDiscard,
@@ -125,6 +126,7 @@ __all__ = [
     "SHARD_EVENTS",
     "STORE_ERRORS",
     "TABLES_LIVE",
+    "TABLE_ID_RE",
     "TARGET_CHOICES",
     "Button",
     "CatchSena",

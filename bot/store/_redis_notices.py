@@ -114,6 +114,8 @@ class RedisNoticeSubscription:
             waiting = self._waiting.get(channel, [])
             if confirmed in waiting:
                 waiting.remove(confirmed)
+            if not waiting:
+                self._waiting.pop(channel, None)  # (nothing kept for a table that may be unfollowed)
 
     def unfollow(self, table_id: str) -> None:
         """Stop hearing ``table_id``'s notices (the unsubscription is sent in the background)."""

@@ -89,15 +89,24 @@ async def test_seats_options_and_start_from_pages_with_the_chat_lobbys_tokens(
     assert mine["seats"][1]["free"] == "🤖 a machine plays here if nobody sits"
     chat_tokens = {b.token for b in h.on_screen(tid, "lobby", GROUP.key)}
     assert {token(mine, c) for c in ("o_senas", "start", "seat1")} <= chat_tokens  # the chat's own buttons
-    # Brais may sit (his link was given in the chat), not choose the options nor start.
-    assert theirs["seat"] is None and "spectator" not in theirs
+    # Brais, not seated, watches: a person takes a seat from the chat (a page's credential does not prove
+    # they are in it); his page has nothing to press, and the server refuses the chat's own token from it.
+    assert theirs["seat"] is None and theirs["spectator"] and not any("join" in s for s in theirs["seats"])
     assert theirs["lobby"]["options"] == [] and theirs["lobby"]["controls"] == []
+    assert theirs["note"] == "You are watching: take a seat from the chat to play."
+    status, answer = await brais.act(token(mine, "seat1"))
+    assert status == 200 and not answer["ok"] and answer["answer"] == STALE
+    assert (await h.press(BRAIS, h.token(tid, "lobby", GROUP.key, "seat1"))).ok  # in the chat
+    theirs = await brais.settle()
+    assert theirs["seat"] == 1 and "spectator" not in theirs and theirs["seats"][1]["name"] == "Brais"
     assert theirs["note"] == "Waiting for Ane to start the game."
-    status, answer = await brais.act(token(theirs, "seat1"))
+    assert codes(theirs["lobby"]["controls"]) == ["leave"] and theirs["lobby"]["options"] == []
+    # Seated, he takes another free seat from the page, as the chat lobby's seat buttons let him.
+    assert sorted(s["join"]["code"] for s in theirs["seats"] if "join" in s) == ["seat2", "seat3"]
+    status, answer = await brais.act(token(theirs, "seat3"))
     assert status == 200 and answer["ok"] and answer["answer"] == "You joined team B."
     theirs = await brais.settle()
-    assert theirs["seat"] == 1 and "join" not in theirs["seats"][1] and theirs["seats"][1]["name"] == "Brais"
-    assert codes(theirs["lobby"]["controls"]) == ["leave"]
+    assert theirs["seat"] == 3 and theirs["seats"][3]["name"] == "Brais"
     # Brais presses Ane's start anyway: refused as in the chat.
     status, answer = await brais.act(token(mine, "start"))
     assert not answer["ok"] and answer["answer"] == "Only the player who created the table can do that."
@@ -110,7 +119,7 @@ async def test_seats_options_and_start_from_pages_with_the_chat_lobbys_tokens(
     started = await ane.settle()
     assert len(started["cards"]) == 4 and started["status"] == "playing"
     state = await h.load(tid)
-    assert state.table.options.senas and state.table.seats[1].user == BRAIS.key
+    assert state.table.options.senas and state.table.seats[3].user == BRAIS.key
     # The lobby's tokens are stale now, exactly as the chat's buttons are; a forged one is refused.
     assert (await ane.act(token(mine, "o_senas")))[1]["answer"] == "The game has already started."
     for forged in ("zzzzzzzz.L.start", f"{tid}.L.o_bogus", "", None, 7):
@@ -122,8 +131,8 @@ async def test_seats_options_and_start_from_pages_with_the_chat_lobbys_tokens(
 async def test_a_watcher_sees_the_lobby_and_presses_nothing(
     h: Harness, server: WebServer, http: aiohttp.ClientSession
 ) -> None:
-    """Telegram's initData proves who opens the Mini App, not that they are in the group: they watch. So
-    does anyone not seated at a solo table (which has no seats to take)."""
+    """Telegram's initData proves who opens the Mini App, not that they are in the group: they watch until
+    they sit from the chat. So does anyone not seated at a solo table."""
     tid = await h.lobby(GROUP, ANE)
     watcher = await mini_app(server, http, 99, tid)
     frame = await watcher.next_frame()
@@ -200,15 +209,16 @@ async def test_new_game_after_a_finished_match_opens_the_chats_next_lobby(
     assert await follows.open(new, link=answer["link"]) == 200
     first = await follows.next_frame()
     assert first["status"] == "lobby" and first["seat"] == 0 and "start" in codes(first["lobby"]["controls"])
-    # Brais, who played too, follows the same lobby (no second table) and may take a seat there.
+    # Brais, who played too, follows the same lobby (no second table): he watches it until he sits from
+    # the chat, and then his page is his seat's.
     status, answer = await brais.new_game()
     assert answer["ok"] and answer["table"] == new
     joined = PageClient(server, http)
     assert await joined.open(new, link=answer["link"]) == 200
     frame = await joined.next_frame()
-    assert frame["seat"] is None and "join" in frame["seats"][1]
-    assert (await joined.act(token(frame, "seat1")))[1]["ok"]
-    assert (await h.load(new)).table.seats[1].user == BRAIS.key
+    assert frame["seat"] is None and frame["spectator"] and not any("join" in s for s in frame["seats"])
+    assert (await h.press(BRAIS, h.token(new, "lobby", GROUP.key, "seat1"))).ok
+    assert (await joined.settle())["seat"] == 1
     # "New game" on a table that is not over: refused, nothing opened.
     status, answer = await follows.new_game()
     assert not answer["ok"] and await h.tables.table_for_chat(GROUP.key) == new

@@ -1,8 +1,9 @@
 """The lobby and a new game in a real browser (headless Chromium): ``musbot play --web`` opens the solo
 lobby on the page, whose options and ▶ Start are pressed there while a watcher's page shows the same lobby
-with nothing to press; a group's lobby where one page takes a seat and the creator's page chooses an option
-and starts; and, after a finished match, "New game" on the page opens the chat's next lobby and the page
-follows it (and keeps following it after a reload).
+with nothing to press; a group's lobby where a player seated from the chat takes another seat from his
+page (unseated, it had nothing to press) and the creator's page chooses an option and starts; and, after a
+finished match, "New game" on the page opens the chat's next lobby and the page follows it (and keeps
+following it after a reload).
 
 Skipped only where Chromium or its driver is not installed (``.ci/run`` installs them when apt is there).
 """
@@ -130,7 +131,7 @@ def served() -> Iterator[Served]:
         loop.close()
 
 
-def test_a_group_lobby_seat_option_and_start_from_three_pages(served: Served) -> None:
+def test_a_group_lobby_seat_option_and_start_from_the_pages(served: Served) -> None:
     h = served.harness
     tid = served.run(h.lobby(GROUP, ANE))
     driver = chrome()
@@ -141,11 +142,14 @@ def test_a_group_lobby_seat_option_and_start_from_three_pages(served: Served) ->
         driver.switch_to.new_window("window")
         driver.get(served.link(BRAIS, tid))
         brais = driver.current_window_handle
-        offered = wait_for(lambda: (s := lobby_state(driver))["joins"] and s, what="free seats")
-        assert sorted(offered["joins"]) == ["seat1", "seat2", "seat3"] and offered["options"] == []
-        assert offered["note"] == "Waiting for Ane to start the game."
-        click(driver, '.seat button.join[data-code="seat1"]')
-        wait_for(lambda: "Brais" in lobby_state(driver)["seats"], what="Brais seated")
+        watching = wait_for(lambda: (s := lobby_state(driver))["status"] == "lobby" and s, what="his lobby")
+        assert watching["spectator"] == "1" and watching["buttons"] == 0, watching
+        served.run(h.press(BRAIS, h.token(tid, "lobby", GROUP.key, "seat1")))  # he sits in the chat
+        offered = wait_for(lambda: (s := lobby_state(driver))["joins"] and s, what="other free seats")
+        assert sorted(offered["joins"]) == ["seat2", "seat3"] and offered["options"] == []
+        assert offered["note"] == "Waiting for Ane to start the game." and offered["controls"] == ["leave"]
+        click(driver, '.seat button.join[data-code="seat3"]')  # and takes another from the page
+        wait_for(lambda: sorted(lobby_state(driver)["joins"]) == ["seat1", "seat2"], what="Brais moved")
         driver.switch_to.new_window("window")
         driver.get(served.link(ANE, tid))
         wait_for(lambda: "Brais" in lobby_state(driver)["seats"], what="Ane's lobby")
@@ -159,7 +163,7 @@ def test_a_group_lobby_seat_option_and_start_from_three_pages(served: Served) ->
         seen = wait_for(lambda: (s := lobby_state(driver))["status"] == "playing" and s, what="the game")
         assert seen["spectator"] == "1" and seen["cards"] == 0
         state = served.run(h.load(tid))
-        assert state.table.options.senas and state.table.seats[1].user == BRAIS.key
+        assert state.table.options.senas and state.table.seats[3].user == BRAIS.key
     finally:
         driver.quit()
 

@@ -209,3 +209,26 @@ def _partner_lines(kept: list[KeptHand]) -> list[str]:
             seen = page(table, match_before(k, []), hand, seat, lang="en", version=0, live=False, now=0)
             lines.extend(seen["known"])
     return lines
+
+
+async def test_hands_not_kept_are_the_first_one_and_built_once(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hand number that is not kept answers the first hand, from the one cache entry: a link's holder
+    cannot make the server replay and draw a hand again for every number they make up."""
+    import adapters.web.replay as replay_module
+
+    built = replay_module._built
+    builds: list[object] = []
+
+    def counted(*args: Any) -> bytes | None:
+        builds.append(args[1])
+        return built(*args)
+
+    monkeypatch.setattr(replay_module, "_built", counted)
+    table = await played(h)
+    link = replay_link(h, table)
+    first = (await kept_hands(h, table))[0].hand_no
+    answers = [await replay(server, http, table, link, hand=10**6 + i) for i in range(5)]
+    assert all(status == 200 and answer["hand"] == first for status, answer in answers)
+    assert builds == [first]

@@ -15,6 +15,7 @@ from service_helpers import ANE, BRAIS, GROUP, OUTSIDER, Harness, english
 from adapters.web.auth import telegram_init_data
 from adapters.web.feed import PAGES_PER_USER
 from bot.app import Service
+from bot.kernel import TableStatus, lobby_stamp, make_token
 from bot.store import MemoryTableNotices
 from bot.table import FlowSettings
 from engine.cards import FULL_DECK, card_name
@@ -325,3 +326,84 @@ async def test_a_visitor_pressing_too_fast_is_slowed_down(
     client = await page_for(server, http, ANE, tid)
     statuses = [(await client.act("forged"))[0] for _ in range(20)]
     assert statuses[:12] == [200] * 12 and 429 in statuses
+
+
+async def test_a_mini_app_opened_without_a_table_is_refused_and_leaves_nothing_behind(
+    h: Harness, http: aiohttp.ClientSession
+) -> None:
+    """Opened from the bot's profile (no ``startapp``), a Mini App names no table: refused, no feed kept,
+    and the safety poll goes on for every other page."""
+    server = await serve(h, poll=0.05)
+    try:
+        fields = {"auth_date": str(int(h.now)), "user": '{"id": 1, "first_name": "Ane"}'}
+        init_data = telegram_init_data("123456:TEST-token", fields)
+        for table in ("", "../x", "ABCDEFGH"):
+            assert await PageClient(server, http).open(table, init_data=init_data) == 403
+        assert server.hub.feeds == {}
+        await asyncio.sleep(0.2)
+        tid = await h.started(GROUP, ANE, (BRAIS, 1))
+        page = await page_for(server, http, ANE, tid)
+        await page.next_frame()
+        assert server.hub._task is not None and not server.hub._task.done()
+    finally:
+        await server.close()
+
+
+async def test_only_a_seated_players_page_acts(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    """Being in the chat is what lets a person sit; a page's credential does not prove it (a Mini App's
+    initData names no chat): a page that is not a seat's presses nothing, in the lobby or in play."""
+    lobby = (await h.service.new_table(GROUP, ANE)).table
+    assert lobby is not None
+    outsider = await page_for(server, http, OUTSIDER, lobby)
+    for code in ("seat1", "start", "cancel"):
+        status, answer = await outsider.act(make_token(lobby, lobby_stamp(), code))
+        assert (status, answer["ok"]) == (200, False), code
+    state = await h.load(lobby)
+    assert state.table.seat_of(OUTSIDER.key) is None and state.table.status is TableStatus.LOBBY
+    assert (await h.press(ANE, make_token(lobby, lobby_stamp(), "cancel"))).ok  # (from the chat: Ane may)
+    tid = await h.started(GROUP, BRAIS, (ANE, 1))
+    await h.wait_for_human(tid)
+    watcher = await page_for(server, http, OUTSIDER, tid)
+    await watcher.settle()
+    before = (await h.load(tid)).version
+    for token in h.turn_tokens(tid, GROUP.key):
+        assert (await watcher.act(token))[1]["ok"] is False
+    assert (await h.load(tid)).version == before
+
+
+async def test_a_page_whose_credential_expired_acts_no_more_and_its_stream_ends(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    tid = await h.started(GROUP, ANE, (BRAIS, 1))
+    state = await h.wait_for_human(tid)
+    user = ANE if state.user_on_turn() == ANE.key else BRAIS
+    client = PageClient(server, http)
+    assert await client.open(tid, link=server.link(user, tid, ttl=60)) == 200
+    frame = await client.settle()
+    h.advance(61)
+    before = (await h.load(tid)).version
+    assert (await client.act(frame["moves"]["calls"][0]["token"]))[0] == 401
+    assert (await h.load(tid)).version == before
+    with pytest.raises(EOFError):
+        while True:
+            await client.next_frame()
+
+
+async def test_a_page_closed_twice_leaves_its_tables_new_feed_alone(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    """A page dropped (too many pages of one visitor, or abandoned) is closed again when its stream ends:
+    by then its table's feed may be another page's, which must keep it."""
+    tid = await h.started(GROUP, ANE, (BRAIS, 1))
+    first = await page_for(server, http, ANE, tid)
+    await first.next_frame()
+    dropped = server.hub.pages[first.page]
+    server.hub.close_page(dropped)
+    second = await page_for(server, http, BRAIS, tid)
+    await second.next_frame()
+    server.hub.close_page(dropped)
+    assert tid in server.hub.feeds and second.page in server.hub.pages
+    await calm_press(h, tid, h.service)
+    assert (await second.settle())["v"] > 0

@@ -89,5 +89,9 @@ def test_a_view_survives_the_trip_through_json() -> None:
         table="abcdefgh",
         origin="dc:5",
         markdown=True,
+        phase="grande",  # (a Discord embed's colour)
+        deadline=1_800_000_000.5,
     )
     assert decode(encode(view)) == view
+    exported = OutMessage(slot="export", text="📜", chat="dc:5", document=("mus.txt", "Mano 1…"), fresh=True)
+    assert decode(encode(exported)) == exported

@@ -208,6 +208,12 @@ def test_a_view_with_links_round_trips_and_an_older_version_reads_it_without_the
     assert OutMessage.from_json(plain.to_json()) == plain
 
 
+def test_a_link_of_a_kind_a_newer_version_added_is_left_out() -> None:
+    data = json.loads(LINKED.to_json())
+    data["links"].append([1, 0, "🔑", "https://a.example/login", "login_url"])
+    assert OutMessage.from_json(json.dumps(data)) == LINKED
+
+
 @pytest.mark.parametrize(
     "links",
     [

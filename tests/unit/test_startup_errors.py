@@ -24,6 +24,7 @@ from adapters.cli import JsonLines, Redacting, redact, secret_forms
 from adapters.discord.app import startup_error as discord_error
 from adapters.telegram.app import startup_error as telegram_error
 from adapters.telegram.settings import TelegramSettings
+from bot.kernel import UserRef, WebLinks
 from bot.ops import SettingRefused, StartupError
 
 TG_TOKEN = "123456:AAE-Secret_part-9x"
@@ -112,6 +113,17 @@ def test_every_form_of_a_token_is_redacted() -> None:
     quoted = urllib.parse.quote(TG_TOKEN, safe="")
     text = f"a {TG_TOKEN} b {secret} c {quoted} d {DC_TOKEN}"
     assert redact(text, forms) == "a *** b *** c *** d ***"
+
+
+def test_a_signed_links_credential_is_redacted_wherever_a_library_logs_it() -> None:
+    """python-telegram-bot logs every call's parameters at DEBUG: a /history answer's replay link too."""
+    link = WebLinks("https://mus.example.org", b"k" * 32, hours=12).replay(
+        UserRef("tg:-5", "", "es"), "abcd1234", 0
+    )
+    credential = link.split("#k=")[1]
+    line = f"Calling Bot API endpoint `sendMessage` with parameters `{{'text': 'Repetición: {link}'}}`"
+    shown = redact(line, [])
+    assert credential not in shown and "https://mus.example.org/r/abcd1234#k=***" in shown
 
 
 def test_a_traceback_in_a_json_line_is_redacted_too() -> None:

@@ -149,6 +149,6 @@ def test_a_lobby_page_shows_seats_and_no_hand() -> None:
     table = TableState(
         id="abcd1234", chat="t:g", creator="t:0", seats=[Seat(user="t:0", name="<b>Ane</b>")] * 4
     )
-    frame = lobby_page(table, UserRef("t:0", "Ane", "en"), "en", 1, 0.0, True)
+    frame = lobby_page(table, UserRef("t:0", "Ane", "en"), "en", 1, 0.0)
     assert frame["status"] == "lobby" and "cards" not in frame
     assert frame["seats"][0]["name"] == "<b>Ane</b>"  # a name is text: the page sets it as text, never markup
