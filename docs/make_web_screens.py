@@ -64,6 +64,8 @@ def start_from_the_lobby(driver: Any, lang: str, taken: set[str]) -> None:
         lambda: driver.execute_script(f"return document.querySelector('{lobby}').textContent") != before,
         what="señas chosen",
     )
+    # (Once the press's answer, "Options updated.", has gone: it covered the title.)
+    wait_for(lambda: driver.execute_script("return document.getElementById('toast').hidden"), what="quiet")
     shoot(driver, lang, "lobby", taken)
     click(driver, '#actions button.control[data-code="start"]')
 

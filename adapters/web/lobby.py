@@ -66,7 +66,8 @@ def lobby_page(table: TableState, visitor: UserRef, lang: str | None, version: i
     drawn = Renderer(table.model_copy(update={"lang": reader}), None, now).lobby()
     lines = drawn.text.splitlines()
     may_move = not table.private and seat is not None  # (another free seat: the chat lobby's seat buttons)
-    organiser = may_organise(table, visitor.key, now)
+    # (An unseated page presses nothing, the creator's included: the server refuses it.)
+    organiser = seat is not None and may_organise(table, visitor.key, now)
     buttons = {b.token.rsplit(".", 1)[1]: b for row in drawn.buttons for b in row if not b.opens}
     lobby: Json = {
         "heading": lines[0],
@@ -86,8 +87,8 @@ def lobby_page(table: TableState, visitor: UserRef, lang: str | None, version: i
         frame["spectator"] = True
         frame["note"] = t.gettext(WATCH_LOBBY)
         lobby["hint"] = ""  # (it tells a player what to press)
-    elif not organiser:
-        frame["note"] = t.format(WAIT_FOR_START, name=_creator_name(table))
+    elif not organiser and (creator := table.seat_of(table.creator)) is not None:
+        frame["note"] = t.format(WAIT_FOR_START, name=seat_name(table, creator))
     frame["lobby"] = lobby
     return frame
 
@@ -117,8 +118,3 @@ def _lobby_seats(t: Translator, table: TableState) -> list[Json]:
 
 def _button(button: Button) -> Json:
     return {"label": button.label, "token": button.token, "code": button.token.rsplit(".", 1)[1]}
-
-
-def _creator_name(table: TableState) -> str:
-    seat = table.seat_of(table.creator)
-    return "?" if seat is None else seat_name(table, seat)

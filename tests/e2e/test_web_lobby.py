@@ -222,3 +222,20 @@ async def test_new_game_after_a_finished_match_opens_the_chats_next_lobby(
     # "New game" on a table that is not over: refused, nothing opened.
     status, answer = await follows.new_game()
     assert not answer["ok"] and await h.tables.table_for_chat(GROUP.key) == new
+
+
+async def test_a_creator_who_leaves_her_seat_from_the_page_then_watches_it(
+    h: Harness, server: WebServer, http: aiohttp.ClientSession
+) -> None:
+    """The chat lets a creator who stood up still start the table, but an unseated page presses nothing:
+    her page offers her nothing until she sits again (from the chat), and Brais's waits for no one."""
+    tid = await h.lobby(GROUP, ANE, (BRAIS, 1))
+    ane, brais = await page_for(server, http, ANE, tid), await page_for(server, http, BRAIS, tid)
+    assert (await brais.next_frame())["note"] == "Waiting for Ane to start the game."
+    assert (await ane.act(token(await ane.next_frame(), "leave")))[1]["answer"] == "You left your seat."
+    standing = await ane.settle()
+    assert standing["spectator"] and not standing["lobby"]["options"] and not standing["lobby"]["controls"]
+    waiting = await brais.settle()
+    assert "note" not in waiting and not waiting["lobby"]["options"]  # (the chat gives Ane two minutes)
+    assert (await h.press(ANE, h.token(tid, "lobby", GROUP.key, "seat0"))).ok
+    assert codes((await ane.settle())["lobby"]["controls"]) == ["leave", "start", "cancel"]

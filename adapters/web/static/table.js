@@ -347,7 +347,9 @@
     const list = $("story-lines");
     const before = previous && previous.hand === f.hand ? (previous.story || []) : [];
     list.textContent = "";
-    f.story.forEach((line, i) => list.appendChild(el("li", before[i] === line ? null : "new", line)));
+    // A page just opened (or reconnected) has seen nothing said yet: only what is said from then on lights up.
+    const fresh = (line, i) => previous && before[i] !== line;
+    f.story.forEach((line, i) => list.appendChild(el("li", fresh(line, i) ? "new" : null, line)));
   }
 
   function draw(f) {
