@@ -154,10 +154,11 @@
       if (!(key in state.flashSeen)) state.flashSeen[key] = Date.now() - (flash.age || 0) * 1000;
       const left = f.window * 1000 - (Date.now() - state.flashSeen[key]);
       if (left <= 0) return;
-      const button = el("button", "flash", flash.name);
+      // A rival's, to catch: a large button over the seat. Anyone else's (a partner's, one's own, or any for a
+      // watcher): a small ⚡ in the seat's corner, that a seña was made there, nothing to tap.
+      const button = flash.token ? el("button", "flash", flash.name) : el("span", "flash-made", "⚡");
       button.dataset.index = flash.index;
       if (flash.token) button.addEventListener("click", () => act(flash.token));
-      else button.disabled = true;
       box.appendChild(button);
       state.timers.push(setTimeout(() => button.remove(), left));
     });
