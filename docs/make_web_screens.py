@@ -1,6 +1,7 @@
 """Write the web table's screenshots into ``docs/`` (``docs/web-<lang>-<phase>.png``, linked from
 ``docs/web.md``): ``musbot play --web`` as a process, headless Chromium at phone size (420×860), a person's
-page played through the phases (the mus, a card picked to discard, a bet waiting on the stepper, the count)
+page played through the phases (the lobby with its options, the mus, a card picked to discard, a bet waiting
+on the stepper, the count)
 and a spectator's page beside it, and the replay of a kept match (``musbot play --auto --seed 3``, paused on
 its first bet), in Spanish and in English.
 
@@ -37,7 +38,7 @@ from e2e.web_browser import (  # (the browser tests' own driver: the pictures ar
 )
 
 OUT = ROOT / "docs"
-PHASES = ("mus", "discard", "bet", "count", "spectator")
+PHASES = ("lobby", "mus", "discard", "bet", "count", "spectator")
 
 
 def shoot(driver: Any, lang: str, phase: str, taken: set[str]) -> None:
@@ -51,6 +52,22 @@ def shoot(driver: Any, lang: str, phase: str, taken: set[str]) -> None:
 def changed(driver: Any, before: dict[str, Any], what: str = "a change") -> None:
     """Wait until the page shows something else than ``before``."""
     wait_for(lambda: page_state(driver) != before, timeout=30, what=what)
+
+
+def start_from_the_lobby(driver: Any, lang: str, taken: set[str]) -> None:
+    """The solo lobby as the page opens it: señas chosen there (its picture), then ▶ Start."""
+    lobby = "#actions .options-line"
+    wait_for(lambda: driver.execute_script(f"return !!document.querySelector('{lobby}')"), what="the lobby")
+    before = driver.execute_script(f"return document.querySelector('{lobby}').textContent")
+    click(driver, '#actions button.option[data-code="o_senas"]')
+    wait_for(
+        lambda: driver.execute_script(f"return document.querySelector('{lobby}').textContent") != before,
+        what="señas chosen",
+    )
+    # (Once the press's answer, "Options updated.", has gone: it covered the title.)
+    wait_for(lambda: driver.execute_script("return document.getElementById('toast').hidden"), what="quiet")
+    shoot(driver, lang, "lobby", taken)
+    click(driver, '#actions button.control[data-code="start"]')
 
 
 def shoot_replay(driver: Any, solo: SoloWeb, table: str, lang: str) -> None:
@@ -77,7 +94,7 @@ def capture(lang: str, only_replay: bool = False) -> None:
     ``only_replay``), then replay a kept match."""
     with tempfile.TemporaryDirectory() as data:
         table = auto_match(Path(data))
-        solo = start_solo(Path(data), lang=lang, pause=0.3)
+        solo = start_solo(Path(data), lang=lang, pause=0.3, lobby=not only_replay)
         driver = chrome(lang=lang)
         try:
             if only_replay:
@@ -85,8 +102,9 @@ def capture(lang: str, only_replay: bool = False) -> None:
                 return
             driver.get(solo.link)
             player = driver.current_window_handle
-            wait_for(lambda: len(page_state(driver)["cards"]) == 4, what="the first hand")
             taken: set[str] = set()
+            start_from_the_lobby(driver, lang, taken)
+            wait_for(lambda: len(page_state(driver)["cards"]) == 4, what="the first hand")
             for _ in range(400):
                 if taken >= set(PHASES):
                     shoot_replay(driver, solo, table, lang)

@@ -18,20 +18,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 
-from adapters.web.frames import Json, hand_at, lobby_page, page
+from adapters.web.frames import Json, page
+from adapters.web.lobby import again_button, lobby_page
+from adapters.web.watchers import Page, Snapshot, TableFeed
 from bot.app import Service
-from bot.kernel import TableState, TableStatus, WebVisitor
+from bot.kernel import TableStatus, WebVisitor
 from bot.store import NoticeSubscription, StoreError, StoreUnavailable, TableNotice, TableNotices
-from engine.hand import Hand
-from engine.match import Match
-from engine.state import restore_match
 
 log = logging.getLogger(__name__)
 
@@ -52,98 +48,6 @@ SAFETY_POLL = 5.0
 #: Actions one visitor may send: a burst of this many, refilled at :data:`ACTIONS_PER_SECOND`.
 ACTION_BURST = 12
 ACTIONS_PER_SECOND = 4.0
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One stored version of a table, parsed once for every page of it."""
-
-    version: int
-    table: TableState
-    match: Match | None
-
-    @property
-    def hand(self) -> Hand | None:
-        """The hand being played (or just over), if the game runs."""
-        return None if self.match is None else self.match.hand
-
-    @property
-    def entries(self) -> int:
-        """How many record entries (actions, señas, catches) its hand holds."""
-        return 0 if self.hand is None else len(self.hand.journal)
-
-
-@dataclass(eq=False)
-class Page:
-    """One open page: who looks, at which table, and what it was last sent."""
-
-    id: str
-    visitor: WebVisitor
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    sent: tuple[int, int, int] | None = None
-    """(hand, entries, version) of the last frame sent."""
-    last_move: float = 0.0
-    """When (monotonic) the last frame that showed a new move was sent."""
-    shown: dict[tuple[int, int], float] = field(default_factory=dict)
-    """When (the service's clock) each seña's ⚡ was first sent to this page, by (hand, seña index)."""
-    opened_at: float = field(default_factory=time.monotonic)
-    streaming: bool = False
-    """Its event stream is open (a page that never opens one is dropped after :data:`ABANDONED` s)."""
-
-    @property
-    def table(self) -> str:
-        """The table this page shows."""
-        return self.visitor.table
-
-
-class TableFeed:
-    """The newest state of one table, for every page that watches it."""
-
-    def __init__(self, table_id: str) -> None:
-        """An empty feed of ``table_id`` (filled by :meth:`Hub.refresh`)."""
-        self.table_id = table_id
-        self.newest: Snapshot | None = None
-        self.hands: OrderedDict[int, Snapshot] = OrderedDict()
-        """The newest snapshot of each of the last two hands dealt."""
-        self.pages: set[Page] = set()
-        self.first_read = asyncio.Lock()
-        """Held while the feed is first read (the pages opening meanwhile wait for that read)."""
-        self.followed = False  # (the hub hears this table's notices)
-        self.heard = 0  # (the newest version a notice announced)
-        self.reading: asyncio.Task[None] | None = None
-        """The read that notices asked for, while it runs (one at a time per feed)."""
-        self.reread = False  # (read once more after the running read: the subscription had a gap)
-        self._replayed: dict[tuple[int, int], Hand] = {}
-
-    def update(self, version: int, data: str) -> bool:
-        """Take a stored version if it is newer; whether it was."""
-        if self.newest is not None and version <= self.newest.version:
-            return False
-        table = TableState.model_validate_json(data)
-        match = None if table.match is None else restore_match(table.match, random.Random(0))
-        snap = Snapshot(version, table, match)
-        self.newest = snap
-        if snap.hand is not None:
-            if table.hand_no not in self.hands:
-                self._replayed.clear()  # a new hand: the old one's replays are done with
-            self.hands[table.hand_no] = snap
-            self.hands.move_to_end(table.hand_no)
-            while len(self.hands) > 2:
-                self.hands.popitem(last=False)
-        for p in self.pages:
-            p.wake.set()
-        return True
-
-    def replayed(self, snap: Snapshot, entries: int) -> Hand:
-        """The hand of ``snap`` as it stood after ``entries`` record entries (replayed once per feed)."""
-        hand = snap.hand
-        assert hand is not None
-        if entries >= len(hand.journal):
-            return hand
-        key = (snap.table.hand_no, entries)
-        if key not in self._replayed:
-            self._replayed[key] = hand_at(hand, entries)
-        return self._replayed[key]
 
 
 class Hub:
@@ -382,11 +286,17 @@ class Hub:
         seat = table.seat_of(watcher.visitor.user.key)
         lang = watcher.visitor.user.lang
         if match is None or match.hand is None or table.status is TableStatus.LOBBY:
-            return lobby_page(table, seat, lang, snap.version)
+            return lobby_page(table, watcher.visitor.user, lang, snap.version, self.clock())
         live = entries >= snap.entries
         hand = feed.replayed(snap, entries)
         frame = page(table, match, hand, seat, lang=lang, version=snap.version, live=live, now=self.clock())
         frame["pause"] = self.pause  # the page holds the count this long after the last answer
+        if live:
+            frame["again"] = again = again_button(table, seat, frame["lang"])
+            if again is not None and match.over and frame.get("results"):
+                # Its last line says to type /newgame: the page has the button instead, under who won.
+                frame["results"] = results = frame["results"][:-1]
+                again["headline"] = results[-1] if results else ""
         return frame
 
     def _note_flashes(self, watcher: Page, frame: Json) -> None:

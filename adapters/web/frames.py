@@ -130,34 +130,6 @@ def texts(t: Translator) -> Json:
     return {key: t.gettext(msgid) for key, msgid in PAGE_TEXTS.items()}
 
 
-def lobby_page(table: TableState, seat: int | None, lang: str | None, version: int) -> Json:
-    """A table without a running hand: who sits where, and why there is nothing to play yet."""
-    reader = reader_language(table, seat, lang)
-    t = translator(reader)
-    note = {
-        TableStatus.LOBBY: NOT_STARTED,
-        TableStatus.CANCELLED: TABLE_CANCELLED,
-        TableStatus.FINISHED: MATCH_DONE,
-        TableStatus.PLAYING: NOT_STARTED,
-    }[table.status]
-    seats = [
-        {"name": seat_name(table, s) if not table.seats[s].empty else "·", "machine": table.seats[s].machine}
-        for s in range(4)
-    ]
-    return {
-        "v": version,
-        "hand": table.hand_no,
-        "k": 0,
-        "live": True,
-        "status": table.status.value,
-        "seat": seat,
-        "seats": seats,
-        "note": t.gettext(note),
-        "lang": reader,
-        "texts": texts(t),
-    }
-
-
 def page(
     table: TableState,
     match: Match,

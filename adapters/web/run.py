@@ -26,7 +26,16 @@ from adapters.web.server import OnOutcome, WebTable
 from adapters.web.settings import WebSettings
 from bot.app import Service
 from bot.i18n import normalize_language
-from bot.kernel import ChatRef, TableStatus, UserRef, WebAccess, lobby_stamp, make_token
+from bot.kernel import (
+    LEVELS,
+    TARGET_CHOICES,
+    ChatRef,
+    TableStatus,
+    UserRef,
+    WebAccess,
+    lobby_stamp,
+    make_token,
+)
 from bot.ops import DeadlineLoop, Settings, StartupError, build_app
 from bot.table import FlowSettings
 
@@ -131,19 +140,40 @@ def web_flow() -> FlowSettings:
     return FlowSettings(turn_timeout=7 * 86400, machine_delay=0, next_hand_delay=3.0, lobby_timeout=7 * 86400)
 
 
+def _wanted(args: argparse.Namespace) -> list[tuple[str, str, object]]:
+    """The lobby options the command line chose (each button's code, the option's field, its value);
+    none: the page opens the lobby, its options chosen there. One chosen: the rest take their defaults."""
+    if not (args.senas or args.single or args.target is not None or args.level is not None):
+        return []
+    return [
+        ("o_senas", "senas", bool(args.senas)),
+        ("o_target", "target", 40 if args.target is None else args.target),
+        ("o_mode", "mode", "game" if args.single else "match"),
+        ("o_level", "difficulty", args.level or "normal"),
+    ]
+
+
 async def _solo_table(service: Service, user: UserRef, args: argparse.Namespace) -> str:
-    """The solo web game's table: the saved one, or a new one started with the command line's señas."""
+    """The solo web game's table: the saved one, or a new one — started at once with the options the
+    command line chose, or left in its lobby for the page when it chose none (as ``musbot play`` opens
+    its options first)."""
     if args.new:
         await service.cancel(SOLO_CHAT, user)
     await service.set_language(SOLO_CHAT, user, args.lang)
     outcome = await service.new_table(SOLO_CHAT, user)
     if outcome.table is None:
         raise StartupError(outcome.answer or "the store failed")
+    wanted = _wanted(args)
     state = await service.load_table(outcome.table)
-    if state is not None and state.status is TableStatus.LOBBY:
-        if bool(args.senas) != state.options.senas:
-            await service.press(user, make_token(state.id, lobby_stamp(), "o_senas"))
-        await service.press(user, make_token(state.id, lobby_stamp(), "start"))
+    if state is None or state.status is not TableStatus.LOBBY or not wanted:
+        return outcome.table
+    for code, option, value in wanted:
+        for _cycle in range(len(TARGET_CHOICES) + len(LEVELS)):  # a press cycles the option one step
+            if state is None or getattr(state.options, option) == value:
+                break
+            await service.press(user, make_token(state.id, lobby_stamp(), code))
+            state = await service.load_table(outcome.table)
+    await service.press(user, make_token(outcome.table, lobby_stamp(), "start"))
     return outcome.table
 
 

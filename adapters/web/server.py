@@ -9,6 +9,9 @@ Server-Sent Events, and its actions.
 * ``GET /api/events?page=ID`` — the page's frames, each move in turn (``text/event-stream``);
 * ``POST /api/act`` — a button's token pressed on the page: :meth:`bot.app.Service.press`, exactly as a chat
   button (a stale or forged token is refused as a stale button is), at most a few per second per visitor;
+  only a seated player's page acts (a person takes a seat from the chat);
+* ``POST /api/newgame`` — a finished table's player opens a new lobby in its chat, as ``/newgame`` does, and
+  the page is given a credential for that table (:mod:`adapters.web.lobby`);
 * ``GET /r/{table}``, ``POST /api/replay`` — a finished match replayed from the history
   (:mod:`adapters.web.replay`).
 
@@ -29,14 +32,27 @@ from importlib import resources
 from aiohttp import web
 
 from adapters.web.auth import telegram_visitor
-from adapters.web.feed import Hub, Page
+from adapters.web.feed import Hub
 from adapters.web.replay import ReplayRoutes
+from adapters.web.watchers import Page
 from bot.app import Service
 from bot.i18n import DEFAULT_LANGUAGE, normalize_language, translator
 from bot.i18n import common as msg
 from bot.i18n.markers import N_
 from bot.i18n.rules import rules_sections
-from bot.kernel import TABLE_ID_RE, CatchSena, LinkRefused, Outcome, Token, WebVisitor, check_link, read_token
+from bot.kernel import (
+    TABLE_ID_RE,
+    CatchSena,
+    ChatRef,
+    LinkRefused,
+    Outcome,
+    TableState,
+    Token,
+    WebVisitor,
+    check_link,
+    read_token,
+    sign_link,
+)
 from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -112,6 +128,7 @@ class WebTable:
         app.router.add_post("/api/session", self.session)
         app.router.add_get("/api/events", self.events)
         app.router.add_post("/api/act", self.act)
+        app.router.add_post("/api/newgame", self.new_game)
         app.router.add_get("/rules/{lang}", self.rules)
         app.router.add_get("/healthz", self.healthz)
         replays = ReplayRoutes(
@@ -246,6 +263,43 @@ class WebTable:
         return _no_store(
             web.json_response({"ok": outcome.ok, "answer": outcome.answer, "alert": outcome.alert})
         )
+
+    def _shown(self, watcher: Page) -> TableState | None:
+        """The newest state of the page's table this server holds."""
+        feed = self.hub.feeds.get(watcher.table)
+        return None if feed is None or feed.newest is None else feed.newest.table
+
+    async def new_game(self, request: web.Request) -> web.Response:
+        """ "New game" on a finished table's page: the chat's new lobby, opened as ``/newgame`` opens it (the
+        chat's table if one was opened meanwhile), and a credential for it, for one of the finished table's
+        players only."""
+        body = await _json(request)
+        watcher = self._page(str(body.get("page", "")))
+        user = watcher.visitor.user
+        lang = normalize_language(user.lang or DEFAULT_LANGUAGE)
+        if not self.hub.allow_action(user.key):
+            return web.json_response({"ok": False, "answer": translator(lang).gettext(TOO_FAST)}, status=429)
+        old = self._shown(watcher)
+        if old is None or not old.finished or old.seat_of(user.key) is None:
+            return _no_store(
+                web.json_response({"ok": False, "answer": translator(lang).gettext(msg.STALE_BUTTON)})
+            )
+        chat = ChatRef(old.chat, private=old.private, title=old.chat_title, lang=old.lang)
+        answer = None
+        try:
+            table_id = await self.service.deps.tables.table_for_chat(chat.key)
+            if table_id is None or table_id == old.id:
+                outcome = await self.service.new_table(chat, user)
+                if self.on_outcome is not None and outcome.messages:
+                    await self.on_outcome(outcome)
+                table_id, answer = outcome.table, outcome.answer
+        except StoreUnavailable:
+            table_id, answer = None, translator(lang).gettext(msg.STORE_UNAVAILABLE)
+        if table_id is None:
+            return _no_store(web.json_response({"ok": False, "answer": answer}))
+        # Bound to this person and the chat's table, and no longer-lived than the credential they came with.
+        link = sign_link(self.secret, user, table_id, watcher.visitor.expires)
+        return _no_store(web.json_response({"ok": True, "table": table_id, "link": link}))
 
 
 def rules_page(lang: str) -> str:

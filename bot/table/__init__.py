@@ -43,7 +43,7 @@ from bot.table._events import (
     TableShown,
 )
 from bot.table._flow import NOT_NOW
-from bot.table._lobby import cancel_table, new_table, start_game, take_seat
+from bot.table._lobby import cancel_table, may_organise, new_table, start_game, take_seat
 from bot.table._pause import TablePaused, pause, refuse_if_paused, resume
 from bot.table._steps import dispatch_catch, dispatch_press
 from bot.table._timers import arm_deadline, catch_windows, fire_deadline
@@ -75,6 +75,7 @@ __all__ = [
     "fire_deadline",
     "lang_for",
     "load_context",
+    "may_organise",
     "new_table",
     "pause",
     "refuse_if_paused",

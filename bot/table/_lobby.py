@@ -66,15 +66,20 @@ def leave_seat(ctx: TableContext, user: UserRef) -> str:
     return LEFT
 
 
-def _require_organiser(ctx: TableContext, user: UserRef) -> None:
-    """The creator decides; if the creator has left the table, any seated player may."""
-    table = ctx.table
-    if user.key == table.creator:
-        return
+def may_organise(table: TableState, user_key: str, now: float) -> bool:
+    """Whether ``user_key`` may choose the options, start or cancel ``table`` at ``now``: the creator
+    decides; if the creator has left the table (a lobby's creator for two minutes), any seated player may.
+    (Surfaces that draw these buttons to one person, as the web table does, ask this too.)"""
+    if user_key == table.creator:
+        return True
     creator_present = table.seat_of(table.creator) is not None or (
-        table.status is TableStatus.LOBBY and (ctx.now - table.updated_at < 120)
+        table.status is TableStatus.LOBBY and (now - table.updated_at < 120)
     )
-    if creator_present or table.seat_of(user.key) is None:
+    return not creator_present and table.seat_of(user_key) is not None
+
+
+def _require_organiser(ctx: TableContext, user: UserRef) -> None:
+    if not may_organise(ctx.table, user.key, ctx.now):
         raise Refusal(ONLY_CREATOR)
 
 

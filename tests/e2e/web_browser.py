@@ -67,9 +67,16 @@ class SoloWeb:
 
 
 def start_solo(
-    data_dir: Path, *, lang: str = "en", port: int | None = None, pause: float = 0.25, name: str = "Ane"
+    data_dir: Path,
+    *,
+    lang: str = "en",
+    port: int | None = None,
+    pause: float = 0.25,
+    name: str = "Ane",
+    lobby: bool = False,
 ) -> SoloWeb:
-    """Start ``musbot play --web`` on ``data_dir`` and read the link it prints."""
+    """Start ``musbot play --web`` on ``data_dir`` and read the link it prints: its game started at once
+    (an option on the command line), or (``lobby``) its lobby left for the page."""
     port = port or free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATA_DIR", "LOG_LEVEL")}
     env.update(
@@ -88,6 +95,7 @@ def start_solo(
             lang,
             "--name",
             name,
+            *([] if lobby else ["--level", "normal"]),
         ],
         cwd=ROOT,
         env=env,

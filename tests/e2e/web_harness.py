@@ -17,9 +17,10 @@ from service_helpers import ANE, BRAIS, CAMILLE, DANI, GROUP, Harness, code_of
 
 from adapters.web.feed import Hub
 from adapters.web.server import WebTable
-from bot.kernel import UserRef, sign_link
+from bot.kernel import Outcome, UserRef, sign_link
 
 SECRET = b"web-table-tests-secret-0123456789"
+TELEGRAM_TOKEN = "123456:TEST-token"
 
 
 @dataclass
@@ -41,8 +42,21 @@ class WebServer:
 
 
 async def serve(h: Harness, *, pause: float = 0.05, poll: float = 60.0) -> WebServer:
+    """The web table on ``h``'s service; what a page's press draws for the chats is recorded by ``h`` (as a
+    chat's delivery would show it)."""
     hub = Hub(h.service, pause=pause, poll=poll, clock=lambda: h.now)
-    table = WebTable(h.service, hub, SECRET, telegram_token="123456:TEST-token", clock=lambda: h.now)
+
+    async def to_the_chats(outcome: Outcome) -> None:
+        h.record(outcome)
+
+    table = WebTable(
+        h.service,
+        hub,
+        SECRET,
+        telegram_token=TELEGRAM_TOKEN,
+        clock=lambda: h.now,
+        on_outcome=to_the_chats,
+    )
     runner = web.AppRunner(table.app(), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -95,6 +109,13 @@ class PageClient:
                 await self.next_frame(quiet)
             except TimeoutError:
                 return self.frames[-1]
+
+    async def new_game(self) -> tuple[int, dict[str, Any]]:
+        """Press the page's "New game"."""
+        async with self.http.post(f"{self.server.base}/api/newgame", json={"page": self.page}) as response:
+            if response.content_type != "application/json":
+                return response.status, {}
+            return response.status, await response.json()
 
     async def act(self, token: object) -> tuple[int, dict[str, Any]]:
         async with self.http.post(

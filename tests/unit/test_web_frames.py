@@ -15,9 +15,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.web.frames import hand_at, lobby_page, page, public_view
+from adapters.web.frames import hand_at, page, public_view
+from adapters.web.lobby import lobby_page
 from bot.i18n import translator
-from bot.kernel import Seat, TableState, TableStatus
+from bot.kernel import Seat, TableState, TableStatus, UserRef
 from bot.screens import SENA_NAMES, card_label
 from engine.actions import ActionKind
 from engine.cards import FULL_DECK, Card, card_name
@@ -148,6 +149,6 @@ def test_a_lobby_page_shows_seats_and_no_hand() -> None:
     table = TableState(
         id="abcd1234", chat="t:g", creator="t:0", seats=[Seat(user="t:0", name="<b>Ane</b>")] * 4
     )
-    frame = lobby_page(table, 0, "en", 1)
+    frame = lobby_page(table, UserRef("t:0", "Ane", "en"), "en", 1, 0.0)
     assert frame["status"] == "lobby" and "cards" not in frame
     assert frame["seats"][0]["name"] == "<b>Ane</b>"  # a name is text: the page sets it as text, never markup

@@ -136,26 +136,84 @@
         chips.appendChild(clock);
       }
       box.appendChild(chips);
-      box.appendChild(el("div", "said", s.said || ""));
+      if (s.free) box.appendChild(el("div", "free", s.free)); // a lobby's empty seat: who sits if nobody does
+      if (s.join) box.appendChild(button("join", s.join));
+      else box.appendChild(el("div", "said", s.said || ""));
     });
   }
 
+  // A seña's ⚡ shows on the seat that made it (a rival's is tapped there), over its speech bubble for the
+  // catch window: in the middle of the felt, two of them overlapped the page's own seat.
   function drawFlashes(f) {
-    const box = $("flashes");
-    box.textContent = "";
+    $("flashes").textContent = "";
     if (f.over) return;
+    const me = f.seat === null || f.seat === undefined ? 0 : f.seat;
     (f.flashes || []).forEach((flash) => {
+      const box = $(place(flash.seat, me));
       const key = f.hand + ":" + flash.index;
       if (!(key in state.flashSeen)) state.flashSeen[key] = Date.now() - (flash.age || 0) * 1000;
       const left = f.window * 1000 - (Date.now() - state.flashSeen[key]);
       if (left <= 0) return;
-      const button = el("button", "flash", flash.name);
+      // A rival's, to catch: a large button over the seat. Anyone else's (a partner's, one's own, or any for a
+      // watcher): a small ⚡ in the seat's corner, that a seña was made there, nothing to tap.
+      const button = flash.token ? el("button", "flash", flash.name) : el("span", "flash-made", "⚡");
       button.dataset.index = flash.index;
       if (flash.token) button.addEventListener("click", () => act(flash.token));
-      else button.disabled = true;
       box.appendChild(button);
       state.timers.push(setTimeout(() => button.remove(), left));
     });
+  }
+
+  // A button the server drew with its token (the chat's own): its code names it for styles and tests.
+  function button(cls, b) {
+    const node = el("button", cls, b.label);
+    node.dataset.code = b.code || "";
+    node.addEventListener("click", () => act(b.token));
+    return node;
+  }
+
+  // The lobby: the chat lobby's options and controls this visitor may press (a watcher: none).
+  function drawLobby(f) {
+    const box = $("actions");
+    const lobby = f.lobby;
+    if (!lobby) return;
+    box.appendChild(el("div", "options-line", lobby.options_line));
+    const options = el("div", "options");
+    lobby.options.forEach((b) => options.appendChild(button("option", b)));
+    box.appendChild(options);
+    const controls = el("div", "controls");
+    lobby.controls.forEach((b) => controls.appendChild(button("control " + b.code, b)));
+    box.appendChild(controls);
+    box.appendChild(el("div", "hint", lobby.hint));
+  }
+
+  // After the match: a new lobby in the same chat, and the page follows it (with the credential the server
+  // gives for that table: this person's, no longer-lived than the one they came with).
+  function drawAgain(f, box) {
+    if (!f.again) return;
+    const b = el("button", "again", f.again.label);
+    b.id = "again";
+    b.addEventListener("click", newGame);
+    box.appendChild(b);
+  }
+
+  async function newGame() {
+    if (!state.page) return;
+    try {
+      const response = await fetch("/api/newgame", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ page: state.page }),
+      });
+      if (response.status === 401) { reconnect(); return; }
+      const body = await response.json();
+      if (!body.ok) { toast(body.answer, true); return; }
+      sessionStorage.setItem("mus-credential-" + body.table, JSON.stringify({ link: body.link }));
+      history.replaceState(null, "", "/t/" + encodeURIComponent(body.table));
+      if (state.source) { state.source.close(); state.source = null; }
+      table = body.table;
+      state.page = null;
+      state.frame = null;
+      open();
+    } catch (e) { reconnect(); }
   }
 
   function drawHand(f) {
@@ -259,6 +317,17 @@
       list.textContent = "";
       (lines || []).forEach((line) => list.appendChild(el("li", null, line.trim())));
     }
+    // The match is over: who won and "New game" go right under the felt, where they are seen without
+    // scrolling past the count (with the count, after the last answer was seen).
+    if (!f.again) return;
+    const note = $("note");
+    const reveal = () => {
+      note.textContent = f.again.headline || "";
+      drawAgain(f, note);
+      note.hidden = false;
+    };
+    if (box.hidden) state.timers.push(setTimeout(reveal, f.pause * 1000));
+    else reveal();
   }
 
   // A replay shows every seat's cards (a finished hand's are the chat's to see), under the seat's name.
@@ -279,7 +348,9 @@
     const list = $("story-lines");
     const before = previous && previous.hand === f.hand ? (previous.story || []) : [];
     list.textContent = "";
-    f.story.forEach((line, i) => list.appendChild(el("li", before[i] === line ? null : "new", line)));
+    // A page just opened (or reconnected) has seen nothing said yet: only what is said from then on lights up.
+    const fresh = (line, i) => previous && before[i] !== line;
+    f.story.forEach((line, i) => list.appendChild(el("li", fresh(line, i) ? "new" : null, line)));
   }
 
   function draw(f) {
@@ -298,6 +369,7 @@
     $("title").textContent = f.title || "";
     $("rules").textContent = f.texts.rules || "";
     $("rules").href = "/rules/" + encodeURIComponent(f.lang || "es");
+    $("teams").hidden = !f.teams;
     (f.teams || []).forEach((team, i) => {
       const box = $("team" + i);
       box.textContent = "";
@@ -309,11 +381,17 @@
     const note = $("note");
     note.hidden = !(f.note || f.spectator);
     note.textContent = f.note || (f.spectator ? f.texts.spectating : "");
-    if (!f.title) { // a lobby, a cancelled or finished table: seats and a note
+    document.body.dataset.status = f.status || "";
+    if (!f.title) { // a lobby, a cancelled or finished table: seats, the lobby's buttons, a note
       ["hand", "summary", "known", "actions", "story-lines", "flashes"].forEach((id) => { $(id).textContent = ""; });
       $("count").hidden = true;
+      $("title").textContent = f.lobby ? f.lobby.heading : "";
+      $("story").hidden = true;
+      drawLobby(f);
+      drawAgain(f, $("actions"));
       return;
     }
+    $("story").hidden = false;
     drawFlashes(f);
     drawHand(f);
     drawActions(f);
