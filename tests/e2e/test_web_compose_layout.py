@@ -55,9 +55,10 @@ async def frames(stream: aiohttp.ClientResponse) -> AsyncIterator[dict[str, obje
 
 
 async def first_turn(stream: aiohttp.ClientResponse) -> dict[str, object]:
-    """The first frame where the page's person is on turn."""
+    """The first frame where the page's person is on turn with words to say (not a discard)."""
     async for frame in frames(stream):
-        if frame.get("moves") and frame.get("live"):
+        moves = frame.get("moves")
+        if isinstance(moves, dict) and moves.get("calls") and frame.get("live"):
             return frame
     raise EOFError("the stream ended")
 
@@ -91,6 +92,9 @@ async def test_one_web_process_beside_a_worker_that_does_not_serve(
             "TELEGRAM_MINIAPP_NAME": "mus",
             "WEB_SAFETY_POLL": "60",  # a frame that comes sooner was pushed
             "MACHINE_DELAY": "0.2",
+            # A word may end the hand: the next one is dealt soon, and the page shows the moves quickly.
+            "NEXT_HAND_DELAY": "0.5",
+            "WEB_MOVE_PAUSE": "0.1",
         }
     )
     ane = tg.add_user("Ane")
@@ -130,7 +134,7 @@ async def test_one_web_process_beside_a_worker_that_does_not_serve(
         stream = await http.get(f"{base}/api/events", params={"page": page})
 
         # A word said on the page: the web process writes it, the worker shows it in the group (its outbox).
-        frame = await asyncio.wait_for(first_turn(stream), 30.0)
+        frame = await asyncio.wait_for(first_turn(stream), 60.0)
         moves = frame["moves"]
         assert isinstance(moves, dict)
         call = moves["calls"][0]
@@ -144,7 +148,7 @@ async def test_one_web_process_beside_a_worker_that_does_not_serve(
 
         # A word said in the group: the worker's write is announced, and the page is told long before the
         # safety poll (a minute) would have read it.
-        frame = await asyncio.wait_for(first_turn(stream), 30.0)
+        frame = await asyncio.wait_for(first_turn(stream), 60.0)
         moves = frame["moves"]
         assert isinstance(moves, dict)
         token = moves["calls"][0]["token"]
