@@ -22,6 +22,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     ChatMemberHandler,
     CommandHandler,
+    ContextTypes,
     MessageHandler,
     TypeHandler,
     filters,
@@ -42,7 +43,7 @@ from bot.app import COMMAND_LIST, Service
 from bot.delivery import Delivery, MemoryOutbox, Outbox, RedisSurfaces, SurfaceStore
 from bot.i18n import LANGUAGES, translator
 from bot.ops import App, DeadlineLoop, SettingRefused, Settings, StartupError
-from bot.store import CallBudget, LeaseStore, RedisCallBudget, RedisLeases
+from bot.store import CallBudget, LeaseStore, RedisCallBudget, RedisLeases, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,18 @@ def build_application(
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, mover.service_message))
     application.add_handler(ChatMemberHandler(membership.changed, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(TypeHandler(Update, handlers.handled), group=1)  # after the handler
+    application.add_error_handler(handler_failed)
     return application, runtime
+
+
+async def handler_failed(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """An update whose handler raised: a store that did not answer in time (an overloaded or frozen Redis:
+    the person was told, or their press expires) is one line; anything else keeps its traceback."""
+    error = context.error
+    if isinstance(error, (StoreError, TimeoutError)):
+        log.warning("an update was not handled: the store did not answer (%s)", error or type(error).__name__)
+    else:
+        log.error("an update's handler failed", exc_info=error)
 
 
 async def set_command_menus(application: Application) -> None:  # type: ignore[type-arg]

@@ -13,9 +13,8 @@ posted all the same is deleted. The message is edited after that. After each cal
 newer view offered meanwhile is drawn again (this call may have landed after it), and a message that is no
 longer its epoch's, or whose hand is over, loses its buttons. Views that know no version (answers, notices)
 are drawn as they come. Each call that landed on an epoch's message is recorded for every worker
-(:meth:`~bot.delivery._surfaces.SurfaceStore.landed`): while the last one began after every other landed,
-what the message shows is known, and a view it shows already, or a strip of a message with no buttons left,
-costs no call (:mod:`bot.delivery._clearing`).
+(:meth:`~bot.delivery._surfaces.SurfaceStore.landed`): while the last began after every other landed, what
+the message shows is known, and a view it shows already, or a bare message's strip, costs no call.
 
 The drawer never touches a lane's queue: each of its calls answers with what the lane does next
 (:data:`~bot.delivery._pending.FollowUps`, in order; none when the view was drawn, skipped or superseded):
@@ -29,8 +28,7 @@ The drawer never touches a lane's queue: each of its calls answers with what the
 * ``CallLater(Pending(view, ViewCall.RECHECK), seconds)`` — another worker is posting the view's epoch's
   message: look again when its claim runs out.
 
-If the store fails once the platform took a call, :class:`RecordFailed` carries the follow-ups decided until
-then (a superseded message loses its buttons all the same).
+If the store fails once the platform took a call, :class:`RecordFailed` carries the follow-ups decided.
 """
 
 from __future__ import annotations
@@ -334,16 +332,29 @@ class Drawer:
             return False, (CallNext(Pending(message, DeleteCopy(sent))),)
         if message.kept:
             self.shown.remember(chat_id, message, sent)
-        # A new message supersedes the slot's current one: its buttons go, unless it surely has none: the
-        # store says the last call on it, by any worker, left none (a call still on its way is its worker's
-        # to check after it); for a view of no version, this worker's cache says it drew that very message
-        # without buttons (of a versioned view, the cache may not know another worker's call since).
+        # A new message supersedes the slot's current one: its buttons go, unless it surely has none (the
+        # store says the last call on it left none, or this worker drew it bare: :meth:`_bare_here`).
         if replaced is None or replaced == sent or bare:
             return True, ()
-        if not versioned(message) and shown is not None and shown.bare(replaced):
+        if (
+            shown is not None
+            and shown.bare(replaced)
+            and await self._bare_here(chat_id, message, replaced, replaced_since)
+        ):
             return True, ()
         # The next call of this lane, paced like any other: the new message goes out first.
         return True, (CallNext(Pending(message, StripButtons(replaced, replaced_since))),)
+
+    async def _bare_here(self, chat_id: str, message: OutMessage, replaced: str, since: int | None) -> bool:
+        """Whether this worker's word that it drew ``replaced`` bare holds: for a versioned view, only where
+        the store keeps nothing of that message (its epoch forgotten); what it keeps decides."""
+        if not versioned(message) or since is None:
+            return True
+        try:
+            state = await self.surfaces.state(message.table, chat_id, message.slot, replaced, since=since)
+        except StoreUnavailable:
+            return False  # (the strip goes out: at worst answered "not modified")
+        return state.landed < 0 or (state.shows is not None and not state.shows.buttons)
 
     async def after_call(
         self, chat_id: str, message: OutMessage, message_id: str, *, begun: int = -1
