@@ -174,12 +174,6 @@ class Hub:
         finally:
             feed.reading = None
 
-    async def poke(self, table_id: str) -> None:
-        """Read ``table_id`` now (a write announces itself: this is for what was changed without a notice)."""
-        feed = self.feeds.get(table_id)
-        if feed is not None:
-            await self._refresh(feed)
-
     async def _refresh(self, feed: TableFeed) -> bool:
         """Read the feed's table (a newer version wakes its pages); whether the store answered."""
         self.reads += 1

@@ -59,11 +59,14 @@ def environment(tg: FakeTelegram, dc: FakeDiscord, data_dir: Path, guild_id: int
 
 
 @contextlib.asynccontextmanager
-async def musbot_run(env: dict[str, str], log: Path) -> AsyncIterator[asyncio.subprocess.Process]:
-    """The process, its output appended to ``log``; killed if still running afterwards."""
+async def musbot_run(
+    env: dict[str, str], log: Path, command: str = "run"
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """The process (``musbot run``, or another sub-command), its output appended to ``log``; killed if
+    still running afterwards."""
     with log.open("ab") as out:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "adapters.cli", "run", cwd=ROOT, env=env, stdout=out, stderr=out
+            sys.executable, "-m", "adapters.cli", command, cwd=ROOT, env=env, stdout=out, stderr=out
         )
     try:
         yield process

@@ -6,12 +6,10 @@ group's table through the platform's outbox, and a press in the group reaches th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,7 +20,7 @@ import pytest
 from bot.kernel import UserRef, sign_link
 
 from .fake_telegram import FakeTelegram
-from .test_musbot_run import ROOT, TG_TOKEN, free_port, musbot_run
+from .test_musbot_run import TG_TOKEN, free_port, musbot_run
 
 WEB_SECRET = "compose-layout-web-secret-0123456789"
 
@@ -31,21 +29,6 @@ WEB_SECRET = "compose-layout-web-secret-0123456789"
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TG_TOKEN, bot_username="musbot_web") as fake:
         yield fake
-
-
-@contextlib.asynccontextmanager
-async def musbot_web(env: dict[str, str], log: Path) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``musbot web``, its output appended to ``log``; killed if still running afterwards."""
-    with log.open("ab") as out:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "adapters.cli", "web", cwd=ROOT, env=env, stdout=out, stderr=out
-        )
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 async def frames(stream: aiohttp.ClientResponse) -> AsyncIterator[dict[str, object]]:
@@ -104,7 +87,7 @@ async def test_one_web_process_beside_a_worker_that_does_not_serve(
     base = f"http://127.0.0.1:{web_port}"
     async with (
         musbot_run({**env, "WEB_SERVE": "false", "WEB_PORT": str(worker_port)}, logs[0]) as worker,
-        musbot_web({**env, "WEB_PORT": str(web_port)}, logs[1]) as server,
+        musbot_run({**env, "WEB_PORT": str(web_port)}, logs[1], "web") as server,
         aiohttp.ClientSession() as http,
     ):
         tg.user_sends(ane, group, "/newgame")
