@@ -4,17 +4,22 @@ calls a lane makes that draw no view.
 Several workers may decide that one message loses its buttons: the worker that posted the message that
 supersedes it, and a worker whose call on it landed once it was superseded. And a message may have none left
 to remove (its last view was drawn without buttons, on any worker). So a strip first asks the store what the
-message is known to show (:meth:`~bot.delivery._surfaces.SurfaceStore.state`): a message known to have no
-buttons costs no call — a call the platform would only answer "not modified". A strip that landed is recorded
-as any other call (:meth:`~bot.delivery._surfaces.SurfaceStore.landed`), so that the other workers know it.
+message is known to show, and claims the strip
+(:meth:`~bot.delivery._surfaces.SurfaceStore.claim_strip`): a message known to have no buttons costs no call
+— a call the platform would only answer "not modified" — and while another worker's strip of it is on its way
+(its claim holds: renewed while a rate limiter keeps the call waiting), this one looks again once that claim
+runs out (by then the other strip landed and the message is known bare; if its worker died, this one strips).
+A strip that landed is recorded as any other call
+(:meth:`~bot.delivery._surfaces.SurfaceStore.landed`), so that the other workers know it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 
-from bot.delivery._pending import DeleteCopy, StripButtons
+from bot.delivery._pending import CallLater, DeleteCopy, FollowUps, Pending, StripButtons
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
 from bot.kernel import OutMessage
@@ -22,30 +27,42 @@ from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
+#: Seconds after another worker's claim on a strip runs out before looking again.
+STRIP_RECHECK_MARGIN = 0.1
+
 
 class Clearer:
     """Removes buttons and deletes copies through one platform's transport; counts them in ``stats``."""
 
-    def __init__(self, transport: Transport, surfaces: SurfaceStore, stats: dict[str, int]) -> None:
-        """Call ``transport``; ask ``surfaces`` what a message shows; count calls in ``stats``."""
+    def __init__(
+        self, transport: Transport, surfaces: SurfaceStore, stats: dict[str, int], *, token: str
+    ) -> None:
+        """Call ``transport``; ask ``surfaces`` what a message shows and claim strips there as ``token`` (this
+        worker's name in the store's claims); count calls in ``stats``."""
         self.transport = transport
         self.surfaces = surfaces
         self.stats = stats
+        self.token = token
 
-    async def clear(self, chat_id: str, message: OutMessage, kind: StripButtons | DeleteCopy) -> None:
+    async def clear(self, chat_id: str, message: OutMessage, kind: StripButtons | DeleteCopy) -> FollowUps:
         """Remove the buttons of a superseded message of the slot of ``message``, or delete a second copy
         (its buttons go if the platform will not delete it); a message gone or already bare is fine as it
-        is. A rate limit is the lane's to wait out."""
+        is. What the lane does next: look again later if another worker's strip of it is on its way. A rate
+        limit is the lane's to wait out."""
         begun: int | None = -1
+        claimed = False
         try:
             if isinstance(kind, DeleteCopy) and await self._delete_copy(chat_id, kind.message_id):
-                return
+                return ()
             if isinstance(kind, StripButtons) and kind.since is not None:
-                begun = await self._begin_strip(chat_id, message, kind.message_id, kind.since)
+                begun, elsewhere = await self._begin_strip(chat_id, message, kind.message_id, kind.since)
+                if elsewhere > 0:  # another worker's strip is on its way: look again after it
+                    return (CallLater(Pending(message, kind), elsewhere + STRIP_RECHECK_MARGIN),)
                 if begun is None:
                     self.stats["skipped"] += 1
-                    return
-            await self.transport.clear_buttons(chat_id, kind.message_id)
+                    return ()
+                claimed = begun >= 0
+            await self._strip(chat_id, message, kind, renew=claimed)
             self.stats["stripped"] += 1
         except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
             log.info("buttons of message %s in chat %s stay: %s", kind.message_id, chat_id, exc)
@@ -53,22 +70,54 @@ class Clearer:
             raise
         except DeliveryError as exc:
             log.warning("could not remove the buttons of a message in chat %s: %s", chat_id, exc)
-            return
+            return ()
         if isinstance(kind, StripButtons) and kind.since is not None and begun is not None and begun >= 0:
             await self._landed(chat_id, message, kind.message_id, kind.since, begun)
+        return ()
+
+    async def _strip(
+        self, chat_id: str, message: OutMessage, kind: StripButtons | DeleteCopy, *, renew: bool
+    ) -> None:
+        """The call that removes the buttons; this worker's claim on the strip is renewed while it waits."""
+        renewing = None
+        if renew and isinstance(kind, StripButtons) and kind.since is not None:
+            renewing = asyncio.create_task(self._renew(chat_id, message, kind.since))
+        try:
+            await self.transport.clear_buttons(chat_id, kind.message_id)
+        finally:
+            if renewing is not None:
+                renewing.cancel()
+
+    async def _renew(self, chat_id: str, message: OutMessage, since: int) -> None:
+        """Keep this worker's claim on a strip while its call waits (a rate limiter may hold it longer than a
+        claim lasts): the other workers go on leaving the strip to it."""
+        with contextlib.suppress(StoreUnavailable):
+            while True:
+                await asyncio.sleep(self.surfaces.post_claim / 2)
+                table, slot = message.table, message.slot
+                if not await self.surfaces.renew(
+                    table, chat_id, slot, since=since, poster=self.token, strip=True
+                ):
+                    return
 
     async def _begin_strip(
         self, chat_id: str, message: OutMessage, message_id: str, since: int
-    ) -> int | None:
-        """``None`` if the message is known to have no buttons (no call to make); else how many calls on it
-        have landed (-1: not known, or the store did not answer: the buttons go all the same)."""
+    ) -> tuple[int | None, float]:
+        """How many calls on the message have landed (``None`` if it is known to have no buttons: no call to
+        make; -1: not known, or the store did not answer: the buttons go all the same), and how long another
+        worker's strip of it still holds its claim (0: none does; else the strip is this worker's)."""
         try:
-            state = await self.surfaces.state(message.table, chat_id, message.slot, message_id, since=since)
+            claim = await self.surfaces.claim_strip(
+                message.table, chat_id, message.slot, message_id, since=since, worker=self.token
+            )
         except StoreUnavailable:
-            return -1
+            return -1, 0.0
+        state = claim.state
         if state.shows is not None and not state.shows.buttons:
-            return None
-        return state.landed
+            return None, 0.0
+        if claim.held_elsewhere > 0:
+            self.stats["left"] += 1  # (its strip left to the worker whose call is on its way)
+        return state.landed, claim.held_elsewhere
 
     async def _landed(
         self, chat_id: str, message: OutMessage, message_id: str, since: int, begun: int

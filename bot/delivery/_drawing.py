@@ -98,7 +98,7 @@ class Drawer:
         """This worker's name in the store's claims to post a message."""
         self.shown = ShownCache()
         """What each slot shows now, as this worker drew it: an unchanged view costs no call."""
-        self.clearer = Clearer(transport, surfaces, stats)
+        self.clearer = Clearer(transport, surfaces, stats, token=self.token)
         """Removes the buttons of superseded messages, deletes second copies (calls that draw no view)."""
 
     async def known(self, chat_id: str, message: OutMessage) -> str | None:

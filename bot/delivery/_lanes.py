@@ -358,7 +358,7 @@ class Delivery:
         kind, message = item.kind, item.message
         try:
             if not isinstance(kind, ViewCall):
-                await self.drawer.clearer.clear(lane.chat_id, message, kind)  # (all refusals but rate limits)
+                self._follow(lane, await self.drawer.clearer.clear(lane.chat_id, message, kind))
             elif kind is ViewCall.CHECK:
                 self._follow(lane, await self.drawer.check_shown(lane.chat_id, message))
             else:

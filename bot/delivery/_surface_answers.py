@@ -1,6 +1,7 @@
 """What :class:`bot.delivery._surfaces.SurfaceStore` answers: an offer of a view (:class:`Offer`), a message
 recorded (:class:`Recorded`), an epoch's newest view (:class:`Newest`), and what a message is known to show
-(:class:`Shows`, :class:`MessageState`), the same from Redis and from memory."""
+(:class:`Shows`, :class:`MessageState`), a claim to remove a message's buttons (:class:`StripClaim`), the
+same from Redis and from memory."""
 
 from __future__ import annotations
 
@@ -23,6 +24,17 @@ class MessageState(NamedTuple):
     """How many calls on it have landed (-1: it is not its epoch's message, of which nothing is kept)."""
     shows: Shows | None
     """What it shows, if known."""
+
+
+class StripClaim(NamedTuple):
+    """The answer to :meth:`SurfaceStore.claim_strip`."""
+
+    state: MessageState
+    """What the message is known to show, and how many calls on it have landed (as
+    :meth:`SurfaceStore.state`)."""
+    held_elsewhere: float = 0.0
+    """How long (seconds) another worker's claim to remove its buttons still holds (0: none does; the claim is
+    the asking worker's, unless the message is known to have none or is not its epoch's)."""
 
 
 class Offer(NamedTuple):

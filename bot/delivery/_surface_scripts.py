@@ -5,16 +5,17 @@ on a single server or a cluster.
 The fields of a slot ``f`` (``{chat}:{slot}``) in the table's hash: ``f`` the message showing the slot and
 ``f:p`` its epoch; ``f:e`` the newest epoch offered and ``f:e0`` the one before (the only two kept); for an
 epoch ``e``, ``f@e:v`` its newest version offered, ``f@e:view`` that view, ``f@e:h`` its digest, ``f@e:m``
-the epoch's message and ``f@e:post`` the worker posting it (``{token}:{ms}``, on Redis's clock) until it is
-recorded; and what that message is known to show, for the workers that would draw it again: ``f@e:n`` how
-many calls on it have landed (counted when their worker heard back), ``f@e:d`` the digest of what it shows
-and ``f@e:b`` whether it has buttons (``1``, ``0``; a strip leaves the digest empty: the text stays);
-``f:bare`` the slot's message once its epoch's fields are gone, if it was known to have no buttons. Known
-only while the last call that landed was begun after every other that landed before it (its worker read
-``f@e:n`` before the call, and it had not moved when the call landed): two calls on their way at once may
-reach the platform in either order, and then nothing is known (both fields go) until the next call that
-lands alone. A call on its way when a worker reads what the message shows is that call's worker's to
-check after it (:meth:`bot.delivery._drawing.Drawer.after_call`).
+the epoch's message, ``f@e:post`` the worker posting it (``{token}:{ms}``, on Redis's clock) until it is
+recorded, and ``f@e:strip`` the worker removing its buttons (the same form) until that call lands; and what
+that message is known to show, for the workers that would draw it again: ``f@e:n`` how many calls on it have
+landed (counted when their worker heard back), ``f@e:d`` the digest of what it shows and ``f@e:b`` whether it
+has buttons (``1``, ``0``; a strip leaves the digest empty: the text stays); ``f:bare`` the slot's message
+once its epoch's fields are gone, if it was known to have no buttons. Known only while the last call that
+landed was begun after every other that landed before it (its worker read ``f@e:n`` before the call, and it
+had not moved when the call landed): two calls on their way at once may reach the platform in either order,
+and then nothing is known (both fields go) until the next call that lands alone. A call on its way when a
+worker reads what the message shows is that call's worker's to check after it
+(:meth:`bot.delivery._drawing.Drawer.after_call`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ if e > newest then
     end
     redis.call(
       'HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m', g0 .. ':post',
-      g0 .. ':n', g0 .. ':d', g0 .. ':b'
+      g0 .. ':n', g0 .. ':d', g0 .. ':b', g0 .. ':strip'
     )
   end
   redis.call('HSET', KEYS[1], f .. ':e', e, f .. ':e0', newest)
@@ -108,7 +109,7 @@ local mine = redis.call('HGET', KEYS[1], g .. ':m')
 if mine and mine ~= ARGV[5] then return {0, mine, e, 0} end
 redis.call('HSET', KEYS[1], g .. ':m', ARGV[2])
 -- A new message of the epoch: nothing is known of what it shows until its own call lands.
-redis.call('HDEL', KEYS[1], g .. ':post', g .. ':d', g .. ':b')
+redis.call('HDEL', KEYS[1], g .. ':post', g .. ':d', g .. ':b', g .. ':strip')
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 local posted = tonumber(redis.call('HGET', KEYS[1], f .. ':p') or '0')
 if e >= posted then
@@ -140,6 +141,8 @@ if read[3] == ARGV[3] then
     redis.call('HSET', KEYS[1], g .. ':n', landed + 1)
     redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b')
   end
+  -- A strip landed: its claim is over (the next worker that would strip finds what it shows, if known).
+  if ARGV[5] == '0' then redis.call('HDEL', KEYS[1], g .. ':strip') end
 end
 return {read[1], read[2], read[3], read[4]}
 """
@@ -156,18 +159,41 @@ redis.call('SET', KEYS[1], at + interval, 'PX', at + interval - now + 1000)
 return at - now
 """
 
-# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the worker's token. Renews the worker's claim to
-# post the epoch's message (its call is still on its way: a rate limiter holds it); 1 if renewed, 0 if the
-# claim is gone (another worker's now, or the message recorded).
+# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the worker's token, the claim ('post' or 'strip').
+# Renews the worker's claim to post the epoch's message, or to remove its buttons (its call is still on its
+# way: a rate limiter holds it); 1 if renewed, 0 if the claim is gone (another worker's now, or a post's
+# message recorded, or a strip landed).
 RENEW = """
-local g = ARGV[1]
-if redis.call('HGET', KEYS[1], g .. ':m') then return 0 end
-local held = redis.call('HGET', KEYS[1], g .. ':post')
+local g, what = ARGV[1], ARGV[3]
+if what == 'post' and redis.call('HGET', KEYS[1], g .. ':m') then return 0 end
+local held = redis.call('HGET', KEYS[1], g .. ':' .. what)
 if not held or string.match(held, '^(.*):%d+$') ~= ARGV[2] then return 0 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('HSET', KEYS[1], g .. ':post', ARGV[2] .. ':' .. now)
+redis.call('HSET', KEYS[1], g .. ':' .. what, ARGV[2] .. ':' .. now)
 return 1
+"""
+
+# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the message whose buttons go, the worker's token,
+# the claim's length in ms. One worker at a time removes the buttons of an epoch's message: returns how many
+# calls on it have landed (-1: it is not the epoch's message: nothing is kept of it, nor claimed), what it is
+# known to show (digest and buttons, or false, false), and the ms another worker's claim still holds (0: the
+# claim is this worker's now, or the message is known to have no buttons: no call to make).
+STRIP = """
+local g = ARGV[1]
+local read = redis.call('HMGET', KEYS[1], g .. ':m', g .. ':n', g .. ':d', g .. ':b', g .. ':strip')
+if read[1] ~= ARGV[2] then return {-1, false, false, 0} end
+local landed = tonumber(read[2] or '0')
+if read[4] == '0' then return {landed, read[3], read[4], 0} end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if read[5] then
+  local holder, since = string.match(read[5], '^(.*):(%d+)$')
+  local left = holder and tonumber(ARGV[4]) - (now - tonumber(since)) or 0
+  if holder ~= ARGV[3] and left > 0 then return {landed, read[3], read[4], left} end
+end
+redis.call('HSET', KEYS[1], g .. ':strip', ARGV[3] .. ':' .. now)
+return {landed, read[3], read[4], 0}
 """
 
 # KEYS[1] the table's hash; ARGV[1] a chat's prefix of its fields ('{chat}:'). Deletes every field of the

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from bot.delivery import _surface_scripts as scripts
-from bot.delivery._surface_answers import MessageState, Newest, Offer, Recorded, Shows
+from bot.delivery._surface_answers import MessageState, Newest, Offer, Recorded, Shows, StripClaim
 from bot.store import AnyRedis, unavailable_errors
 
 #: How long a table's message ids are kept after its last new hand or message (a week: longer than a game).
@@ -86,9 +86,23 @@ class SurfaceStore(Protocol):
         told so (:attr:`Offer.posting_elsewhere`) and leave their views to it rather than post a copy."""
         ...
 
-    async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
-        """Renew ``poster``'s claim to post the epoch's message while its call is on its way (a rate limiter
-        may hold it longer than the claim); False if the claim is no longer its own."""
+    async def renew(
+        self, table: str, chat: str, slot: str, *, since: int, poster: str, strip: bool = False
+    ) -> bool:
+        """Renew ``poster``'s claim to post the epoch's message (``strip``: to remove its buttons) while its
+        call is on its way (a rate limiter may hold it longer than the claim); False if the claim is no longer
+        its own (or its message was recorded, or its strip landed)."""
+        ...
+
+    async def claim_strip(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, worker: str
+    ) -> StripClaim:
+        """Before removing the buttons of ``message_id`` (of the slot's epoch ``since``): what it is known to
+        show (as :meth:`state`) and, unless it is known to have none, ``worker``'s claim to remove them, for
+        :attr:`post_claim` seconds unless renewed — or how long another worker's claim still holds (that
+        worker's call is on its way: a second would only be answered "not modified"). A message that is
+        not its epoch's is neither known nor claimed. The claim ends when a strip on it lands
+        (:meth:`landed` with no buttons)."""
         ...
 
     async def record(
@@ -163,6 +177,7 @@ class RedisSurfaces:
         self._renew = redis.register_script(scripts.RENEW)
         self._forget_chat = redis.register_script(scripts.FORGET_CHAT)
         self._landed = redis.register_script(scripts.LANDED)
+        self._strip = redis.register_script(scripts.STRIP)
 
     def _hash(self, table: str, chat: str) -> tuple[str, str]:
         platform, local = split_key(chat)
@@ -231,11 +246,25 @@ class RedisSurfaces:
             shows=_shows(shows, buttons),
         )
 
-    async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
+    async def renew(
+        self, table: str, chat: str, slot: str, *, since: int, poster: str, strip: bool = False
+    ) -> bool:
         """One script on the table's hash."""
         key, f = self._slot(table, chat, slot)
+        args = [_epoch(f, since), poster, "strip" if strip else "post"]
         with unavailable_errors():
-            return bool(await self._renew(keys=[key], args=[_epoch(f, since), poster]))
+            return bool(await self._renew(keys=[key], args=args))
+
+    async def claim_strip(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, worker: str
+    ) -> StripClaim:
+        """One script on the table's hash (the layout in :mod:`bot.delivery._surface_scripts`)."""
+        key, f = self._slot(table, chat, slot)
+        args: list[str | int] = [_epoch(f, since), message_id, worker, self._post_claim_ms]
+        with unavailable_errors():
+            landed, shows, buttons, left = await self._strip(keys=[key], args=args)
+        state = MessageState(int(landed), _shows(shows, buttons))
+        return StripClaim(state, int(left) / 1000)
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.delivery import _surface_scripts as scripts
-from bot.delivery._surface_answers import MessageState, Newest, Offer, Recorded, Shows
+from bot.delivery._surface_answers import MessageState, Newest, Offer, Recorded, Shows, StripClaim
 
 
 @dataclass
@@ -22,6 +22,8 @@ class _Epoch:
     claimed: float = 0.0
     landed: int = 0
     shows: Shows | None = None
+    stripper: str = ""
+    strip_claimed: float = 0.0
 
     def drawn(self) -> tuple[int, Shows | None]:
         """How many calls on its message landed, and what it is known to show."""
@@ -118,13 +120,39 @@ class MemorySurfaces:
         epoch.poster, epoch.claimed = poster, now
         return True, 0.0
 
-    async def renew(self, table: str, chat: str, slot: str, *, since: int, poster: str) -> bool:
-        """Renew the claim if it is still ``poster``'s and the epoch has no message."""
+    async def renew(
+        self, table: str, chat: str, slot: str, *, since: int, poster: str, strip: bool = False
+    ) -> bool:
+        """Renew the claim to post if it is still ``poster``'s and the epoch has no message (``strip``: the
+        claim to remove its buttons, if still ``poster``'s)."""
         epoch = self._slot(table, chat, slot).epochs.get(since)
+        if strip:
+            if epoch is None or epoch.stripper != poster:
+                return False
+            epoch.strip_claimed = self.clock()
+            return True
         if epoch is None or epoch.message_id is not None or epoch.poster != poster:
             return False
         epoch.claimed = self.clock()
         return True
+
+    async def claim_strip(
+        self, table: str, chat: str, slot: str, message_id: str, *, since: int, worker: str
+    ) -> StripClaim:
+        """What the message is known to show and, unless it is known bare, the claim to strip it (or how long
+        another worker's still holds)."""
+        epoch = self._slot(table, chat, slot).epochs.get(since)
+        if epoch is None or epoch.message_id != message_id:
+            return StripClaim(MessageState(-1, None))
+        state = MessageState(epoch.landed, epoch.shows)
+        if epoch.shows is not None and not epoch.shows.buttons:
+            return StripClaim(state)
+        now = self.clock()
+        left = self.post_claim - (now - epoch.strip_claimed)
+        if epoch.stripper and epoch.stripper != worker and left > 0:
+            return StripClaim(state, left)
+        epoch.stripper, epoch.strip_claimed = worker, now
+        return StripClaim(state)
 
     async def record(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, replacing: str | None
@@ -135,6 +163,7 @@ class MemorySurfaces:
         if epoch.message_id is not None and epoch.message_id != replacing:
             return Recorded(False, epoch.message_id, since)
         mine, epoch.message_id, epoch.poster, epoch.shows = epoch.message_id, message_id, "", None
+        epoch.stripper = ""
         if since < state.posted:
             return Recorded(True, mine, since)
         current, posted = state.message_id, state.posted
@@ -169,6 +198,7 @@ class MemorySurfaces:
         if epoch is not None and epoch.message_id == message_id:
             epoch.shows = Shows(digest, buttons) if begun == epoch.landed else None
             epoch.landed += 1
+            epoch.stripper = epoch.stripper if buttons else ""  # a strip landed: its claim is over
         return await self.newest(table, chat, slot, since)
 
     async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:

@@ -271,3 +271,36 @@ async def test_a_message_known_bare_stays_known_once_a_newer_epoch_forgets_its_o
     assert (await surfaces.offer(t, chat, "hand", 20, "{}", since=20)).accepted
     assert (await surfaces.offer(t, chat, "hand", 30, "{}", since=30)).accepted
     assert await surfaces.record(t, chat, "hand", "60", since=30, replacing=None) == (True, "50", 10, False)
+
+
+async def test_one_worker_at_a_time_removes_a_messages_buttons(surfaces: SurfaceStore) -> None:
+    """The first worker to remove an epoch's message's buttons claims the strip; another meanwhile is told how
+    long the claim holds (its call would only be answered "not modified"); the claim ends when a strip lands
+    (the message is then known bare: nothing to claim), or after its time; it is renewed by its worker only.
+    A message that is not its epoch's is neither known nor claimed."""
+    t, chat = "t0000001", "tg:-100"
+    assert (await surfaces.offer(t, chat, "table", 1, "{}", since=1, digest="d1")).accepted
+    assert (await surfaces.record(t, chat, "table", "41", since=1, replacing=None)).taken
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="d1", buttons=True, begun=0)
+    mine = await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="a")
+    assert mine == ((1, ("d1", True)), 0.0)
+    assert await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="a") == mine  # still a's
+    other = await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")
+    assert other.state == (1, ("d1", True)) and 0 < other.held_elsewhere <= CLAIM
+    await asyncio.sleep(CLAIM * 0.7)
+    assert await surfaces.renew(t, chat, "table", since=1, poster="a", strip=True)
+    assert not await surfaces.renew(t, chat, "table", since=1, poster="b", strip=True)
+    await asyncio.sleep(CLAIM * 0.7)  # past the first claim's time, not the renewal's
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")).held_elsewhere > 0
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="", buttons=False, begun=1)
+    bare = await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")
+    assert bare == ((2, ("", False)), 0.0)  # known bare: no call to make
+    assert not await surfaces.renew(t, chat, "table", since=1, poster="a", strip=True)  # the strip landed
+    assert await surfaces.claim_strip(t, chat, "table", "40", since=1, worker="b") == ((-1, None), 0.0)
+    # A claim whose worker never hears back (it died) passes to another once its time is over.
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="d2", buttons=True, begun=2)
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="a")).held_elsewhere == 0
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")).held_elsewhere > 0
+    await asyncio.sleep(CLAIM + 0.05)
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")).held_elsewhere == 0
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="a")).held_elsewhere > 0

@@ -691,6 +691,51 @@ async def test_a_message_two_workers_strip_loses_its_buttons_in_one_call() -> No
     assert len(a_calls.strips) + len(b_calls.strips) == 1, (a_calls.strips, b_calls.strips)
 
 
+class HeldStrips(Strips):
+    """A worker's transport whose first strip stays in flight (a rate limiter holds it) until released."""
+
+    def __init__(self, chat: Chat) -> None:
+        super().__init__(chat)
+        self.release = asyncio.Event()
+        self.strip_in_flight = asyncio.Event()
+
+    async def clear_buttons(self, chat: str, message_id: str) -> None:
+        if not self.strip_in_flight.is_set():
+            self.strip_in_flight.set()
+            await self.release.wait()
+        await super().clear_buttons(chat, message_id)
+
+
+async def test_a_strip_on_its_way_is_left_to_its_worker_and_costs_no_second_call() -> None:
+    """Worker A's edit of hand 1 lands once worker B posted hand 2, and A's strip of that message is held by
+    a rate limiter (longer than a claim lasts) when B's own strip of it comes. B leaves the strip to A (whose
+    claim A renews while its call waits), looks again once A's strip landed, finds the message bare, and
+    makes no call: one strip in all."""
+    chat, surfaces = Chat(), MemorySurfaces(post_claim=0.2)
+    a_calls, b_calls = HeldStrips(chat), Strips(chat)
+    a = Delivery(a_calls, surfaces, min_interval=0)
+    b = Delivery(b_calls, surfaces, min_interval=0.3)  # its strip comes a moment after its post
+    a.deliver([view(1, "hand 1", fresh=True)])
+    await a.flush()
+    gate = a_calls.hold()
+    a.deliver([view(2, "hand 1: Ane: paso")])
+    await a_calls.in_flight.wait()
+    b.deliver([view(10, "hand 2 dealt", fresh=True)])
+    while len(chat.messages) < 2:  # B's post landed; its strip of hand 1's message waits for its turn
+        await asyncio.sleep(0.01)
+    gate.set()
+    await a_calls.strip_in_flight.wait()  # A's edit landed; A's strip of the same message is on its way
+    await asyncio.sleep(0.7)  # B's strip came, and B looked again after the claim's time: A renewed it
+    assert b_calls.strips == [] and b.stats["left"] >= 2, (b_calls.strips, b.stats["left"])
+    a_calls.release.set()
+    await a.flush()
+    await asyncio.sleep(0.4)  # B's last look: the message is known bare
+    await b.flush()
+    assert chat.live() == ["hand 2 dealt"], chat.messages
+    assert (len(a_calls.strips), b_calls.strips) == (1, []), (a_calls.strips, b_calls.strips)
+    assert b.stats["skipped"] >= 1
+
+
 @pytest.mark.parametrize("timed_out", [False, True])
 async def test_buttons_another_worker_drew_on_a_message_this_one_left_bare_are_removed(
     timed_out: bool,
