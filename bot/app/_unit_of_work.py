@@ -3,23 +3,23 @@
 A command's step (:mod:`bot.table._steps`, :mod:`bot.table._lobby`, :mod:`bot.table._flow`,
 :mod:`bot.table._timers`, or one of the service's) works on one loaded
 :class:`~bot.table._context.TableContext` and records what happened in it. :meth:`TableWork.run` loads the
-table (or takes this worker's newest parsed copy), runs the step, and sorts what came of it: a refusal, an
-engine's refusal, nothing changed, or a change. A change arms the pending deadline, is drawn
-(:func:`bot.app._drawn.drawn`, from the step's events), stamped and written with a compare-and-set — again
-on a conflict, never raising; the hands it finished are kept and its results rated after the write. A
-refusal or a no-change answer given from a cached copy is confirmed against the store before it is sent.
-Results of finished games are rated off the command path when a queue is wired.
+table (or takes this worker's newest parsed copy: :mod:`bot.app._copies` says when), runs the step, and
+sorts what came of it: a refusal, an engine's refusal, nothing changed, or a change. A change arms the
+pending deadline, is drawn (:func:`bot.app._drawn.drawn`, from the step's events), stamped and written with
+a compare-and-set — again on a conflict, never raising; the hands it finished are kept and its results rated
+after the write. A refusal or a no-change answer given from a cached copy is confirmed against the store
+before it is sent. Results of finished games are rated off the command path when a queue is wired.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from pydantic import ValidationError
 
+from bot.app._copies import TableCopies
 from bot.app._deps import ServiceDeps
 from bot.app._drawn import Before, Drawn, as_found, drawn
 from bot.app._history_commands import keep_hands
@@ -50,7 +50,6 @@ from bot.table import (
 )
 from engine.ai.policy import Policy, make_policy
 from engine.errors import MusError
-from engine.match import Match
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +112,10 @@ class TableWork:
         """Use the given stores, clock, randomness and machine players."""
         self.deps = deps
         self._policies: dict[str, Policy] = {}
-        self._cache: OrderedDict[tuple[str, int], tuple[TableState, Match | None]] = OrderedDict()
-        """Parsed tables by (id, version); taken out while a command uses them (so never shared)."""
+        self._copies = TableCopies(deps.cache_size)
+        """This worker's parsed tables, and when a first try may run on one without reading the store."""
         self.wakes = LoopWakes()
         """Told every deadline a command schedules (this worker's deadline loop sleeps on it)."""
-        self._newest: dict[str, int] = {}
-        """The newest version of each cached table that this worker has seen."""
 
     async def load_table(self, table_id: str) -> TableState | None:
         """The stored table, read-only (for adapters and summaries)."""
@@ -185,7 +182,7 @@ class TableWork:
                 exc,
                 extra={"table": command.table_id},
             )
-            self._newest.pop(command.table_id, None)
+            self._copies.drop(command.table_id)
             return command.outcome(NOT_NOW, ok=False)
         if not ctx.changed:
             if not await self._confirmed(command, loaded):
@@ -199,8 +196,8 @@ class TableWork:
         """The table to run the step on — this worker's newest parsed copy when ``trust_cache`` and it has
         one, else the store's — or the outcome when there is none (gone, or unreadable)."""
         table_id = command.table_id
-        version = self._newest.get(table_id) if trust_cache else None
-        cached = None if version is None else self._cache.pop((table_id, version), None)
+        version = self._copies.trusted(table_id) if trust_cache else None
+        cached = None if version is None else self._copies.take(table_id, version)
         verified = cached is None
         data = ""
         if cached is None:
@@ -208,7 +205,8 @@ class TableWork:
             if stored is None:
                 return Outcome(answer=say(command.lang, msg.STALE_BUTTON), ok=False)
             version, data = stored.version, stored.data
-            cached = self._cache.pop((table_id, version), None)
+            self._copies.read(table_id, version)
+            cached = self._copies.take(table_id, version)
         assert version is not None
         try:
             table = cached[0] if cached else TableState.model_validate_json(data)
@@ -274,11 +272,11 @@ class TableWork:
                 deadlines=DeadlineChanges(schedule, stale) if atomic else None,
             )
         except VersionConflict as conflict:
-            self._newest.pop(table_id, None)
+            self._copies.overtaken(table_id)
             command.current = conflict.current
             return False
         if finished:
-            self._newest.pop(table_id, None)
+            self._copies.drop(table_id)
         else:
             self._keep(table_id, written.version, loaded.ctx)
         await announce(self.deps.notices, table_id, written.version)
@@ -289,21 +287,14 @@ class TableWork:
         stored = await self.deps.tables.load(table_id)
         if stored is not None and stored.version == version:
             return True
-        self._cache.pop((table_id, version), None)
-        self._newest.pop(table_id, None)
+        self._copies.drop(table_id, version)
+        if stored is not None:
+            self._copies.overtaken(table_id)
         return False
 
     def _keep(self, table_id: str, version: int, ctx: TableContext) -> None:
         """Remember a parsed table (and its live match) for the next command on this version."""
-        if self.deps.cache_size <= 0:
-            return
-        self._cache[(table_id, version)] = (ctx.table, ctx.match)
-        if self._newest.get(table_id, 0) <= version:
-            self._newest[table_id] = version
-        while len(self._cache) > self.deps.cache_size:
-            (old_id, old_version), _ = self._cache.popitem(last=False)
-            if self._newest.get(old_id) == old_version:
-                del self._newest[old_id]
+        self._copies.keep(table_id, version, (ctx.table, ctx.match))
 
     async def _after_write(self, shown: Drawn, now: float, stale: Sequence[str]) -> None:
         """Housekeeping once a change is stored (stale deadlines cancelled, finished hands kept, results

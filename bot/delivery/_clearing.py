@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 
-from bot.delivery._pending import CallLater, DeleteCopy, FollowUps, Pending, StripButtons
+from bot.delivery._pending import CallLater, CallNext, DeleteCopy, FollowUps, Pending, StripButtons
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
 from bot.kernel import OutMessage
@@ -71,8 +72,13 @@ class Clearer:
         except DeliveryError as exc:
             log.warning("could not remove the buttons of a message in chat %s: %s", chat_id, exc)
             return ()
-        if isinstance(kind, StripButtons) and kind.since is not None and begun is not None and begun >= 0:
-            await self._landed(chat_id, message, kind.message_id, kind.since, begun)
+        if not isinstance(kind, StripButtons) or kind.since is None or begun is None or begun < 0:
+            return ()
+        alone = await self._landed(chat_id, message, kind.message_id, kind.since, begun)
+        if not alone and not kind.again:
+            # Another call on the message crossed this strip: its worker may have left its own strip to this
+            # one (the claim) while its call, with buttons, landed after it. Once more, then.
+            return (CallNext(Pending(message, replace(kind, again=True))),)
         return ()
 
     async def _strip(
@@ -121,11 +127,12 @@ class Clearer:
 
     async def _landed(
         self, chat_id: str, message: OutMessage, message_id: str, since: int, begun: int
-    ) -> None:
+    ) -> bool:
         """Record the strip for the other workers (lost if the store does not answer: one more strip, at
-        worst, answered "not modified")."""
+        worst, answered "not modified"); whether it landed alone (else it crossed another call on the
+        message, which may have put buttons back)."""
         with contextlib.suppress(StoreUnavailable):
-            await self.surfaces.landed(
+            newest = await self.surfaces.landed(
                 message.table,
                 chat_id,
                 message.slot,
@@ -135,6 +142,8 @@ class Clearer:
                 buttons=False,
                 begun=begun,
             )
+            return newest.alone
+        return True
 
     async def _delete_copy(self, chat_id: str, message_id: str) -> bool:
         """Delete a second copy of a message; False if the platform will not. A rate limit or a message

@@ -46,6 +46,9 @@ class StripButtons:
     message_id: str
     since: int | None = None
     """The epoch the message began (``None``: not known): what the store knows it shows is kept by epoch."""
+    again: bool = False
+    """Made again: the strip before crossed another call on the message (which may have landed after it,
+    with buttons, its worker leaving the strip to this one): made once more, whatever this one lands as."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,15 +128,18 @@ return {1, mine, e, 0}
 # drew ('' for a strip: the text stays), 1 if the message has buttons now (0: none), and how many calls on
 # the message had landed when the call began (-1: not known). Records the call if the message is the
 # epoch's (the fields in the module's docstring); returns the epoch's newest version offered, that view,
-# the epoch's message and the slot's newest epoch (what :meth:`RedisSurfaces.newest` reads).
+# the epoch's message and the slot's newest epoch (what :meth:`RedisSurfaces.newest` reads), and 1 if the call
+# landed alone (recorded, and begun after every other call on the message had landed; else 0).
 LANDED = """
 local f = ARGV[1]
 local g = f .. '@' .. ARGV[2]
 local read = redis.call('HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n')
+local alone = 0
 if read[3] == ARGV[3] then
   local landed = tonumber(read[5] or '0')
   if tonumber(ARGV[6]) == landed then
     redis.call('HSET', KEYS[1], g .. ':n', landed + 1, g .. ':d', ARGV[4], g .. ':b', ARGV[5])
+    alone = 1
   else
     redis.call('HSET', KEYS[1], g .. ':n', landed + 1)
     redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b')
@@ -144,7 +147,7 @@ if read[3] == ARGV[3] then
   -- A strip landed: its claim is over (the next worker that would strip finds what it shows, if known).
   if ARGV[5] == '0' then redis.call('HDEL', KEYS[1], g .. ':strip') end
 end
-return {read[1], read[2], read[3], read[4]}
+return {read[1], read[2], read[3], read[4], alone}
 """
 
 

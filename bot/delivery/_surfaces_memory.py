@@ -195,11 +195,12 @@ class MemorySurfaces:
         """Record the call if the message is its epoch's (known if it began after every other landed); then
         :meth:`newest`."""
         epoch = self._slot(table, chat, slot).epochs.get(since)
+        alone = epoch is not None and epoch.message_id == message_id and begun == epoch.landed
         if epoch is not None and epoch.message_id == message_id:
-            epoch.shows = Shows(digest, buttons) if begun == epoch.landed else None
+            epoch.shows = Shows(digest, buttons) if alone else None
             epoch.landed += 1
             epoch.stripper = epoch.stripper if buttons else ""  # a strip landed: its claim is over
-        return await self.newest(table, chat, slot, since)
+        return (await self.newest(table, chat, slot, since))._replace(alone=alone)
 
     async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
         """What the epoch's message is known to show, and how many calls on it landed."""

@@ -68,7 +68,7 @@ async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore
     """Workers offering views of one slot: each epoch (the hand, or cards, a message began at) keeps its
     newest version, whatever the order of the offers; the two newest epochs are kept."""
     t, chat = "t0000001", "tg:-100"
-    assert await surfaces.newest(t, chat, "table", 1) == (0, None, None, 0)
+    assert await surfaces.newest(t, chat, "table", 1) == (0, None, None, 0, True)
     assert basics(await surfaces.offer(t, chat, "table", 5, '{"v":5}', since=1)) == (True, 0, None, 1, False)
     assert basics(await surfaces.offer(t, chat, "table", 7, '{"v":7}', since=1)) == (True, 5, None, 1, False)
     assert await surfaces.record(t, chat, "table", "41", since=1, replacing=None) == (True, None, None, False)
@@ -76,7 +76,7 @@ async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore
     assert basics(await surfaces.offer(t, chat, "table", 6, '{"v":6}', since=1)) == (False, 7, "41", 1, False)
     # The same version again (a redraw) is taken.
     assert basics(await surfaces.offer(t, chat, "table", 7, '{"v":7b}', since=1)) == (True, 7, "41", 1, False)
-    assert await surfaces.newest(t, chat, "table", 1) == (7, '{"v":7b}', "41", 1)
+    assert await surfaces.newest(t, chat, "table", 1) == (7, '{"v":7b}', "41", 1, True)
     # A new hand begins at 9: its views are its own, and the last hand's final view is still taken.
     assert basics(await surfaces.offer(t, chat, "table", 10, '{"v":10}', since=9)) == (
         True,
@@ -86,7 +86,7 @@ async def test_each_hand_keeps_its_newest_view_by_version(surfaces: SurfaceStore
         False,
     )
     assert basics(await surfaces.offer(t, chat, "table", 9, '{"v":9}', since=1)) == (True, 7, "41", 9, False)
-    assert await surfaces.newest(t, chat, "table", 9) == (10, '{"v":10}', None, 9)
+    assert await surfaces.newest(t, chat, "table", 9) == (10, '{"v":10}', None, 9, True)
     # A third hand: the first one is forgotten (a view of it is refused), the second is kept.
     assert (await surfaces.offer(t, chat, "table", 20, "{}", since=20)).accepted
     assert basics(await surfaces.offer(t, chat, "table", 21, "{}", since=1)) == (False, 0, None, 20, False)
@@ -156,7 +156,7 @@ async def test_a_view_that_shows_what_the_newest_shows_is_left_to_its_worker(sur
     assert (await surfaces.offer(t, user, "hand", 5, '{"a":5}', since=3, digest="aaaa")).accepted
     same = await surfaces.offer(t, user, "hand", 6, '{"a":6}', since=3, digest="aaaa")
     assert basics(same) == (False, 5, None, 3, True) and not same.claimed
-    assert await surfaces.newest(t, user, "hand", 3) == (5, '{"a":5}', None, 3)
+    assert await surfaces.newest(t, user, "hand", 3) == (5, '{"a":5}', None, 3, True)
     # Older than the newest: superseded, whatever it shows; something else, or no digest: taken.
     older = await surfaces.offer(t, user, "hand", 4, "{}", since=3, digest="aaaa")
     assert not older.accepted and not older.same
@@ -231,13 +231,14 @@ async def test_what_a_message_shows_is_known_while_its_calls_land_one_after_the_
     assert (offer.landed, offer.shows) == (0, None)
     assert (await surfaces.record(t, chat, "table", "41", since=1, replacing=None)).taken
     newest = await surfaces.landed(t, chat, "table", "41", since=1, digest="d1", buttons=True, begun=0)
-    assert newest == (1, "{}", "41", 1)
+    assert newest == (1, "{}", "41", 1, True)
     assert await surfaces.state(t, chat, "table", "41", since=1) == (1, ("d1", True))
     offer = await surfaces.offer(t, chat, "table", 2, "{}", since=1, digest="d2")
     assert (offer.landed, offer.shows) == (1, ("d1", True))
     # Two calls begun after the first landed cross: either may have landed last.
-    await surfaces.landed(t, chat, "table", "41", since=1, digest="d2", buttons=True, begun=1)
-    await surfaces.landed(t, chat, "table", "41", since=1, digest="d3", buttons=True, begun=1)
+    assert (await surfaces.landed(t, chat, "table", "41", since=1, digest="d2", buttons=True, begun=1)).alone
+    crossed = await surfaces.landed(t, chat, "table", "41", since=1, digest="d3", buttons=True, begun=1)
+    assert not crossed.alone
     assert await surfaces.state(t, chat, "table", "41", since=1) == (3, None)
     # A strip begun after both landed: no buttons, whatever the text.
     await surfaces.landed(t, chat, "table", "41", since=1, digest="", buttons=False, begun=3)
