@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 import string
+from typing import Any
 
 import pytest
 from service_helpers import (
@@ -38,7 +39,7 @@ from bot.i18n.rules import rules_sections, rules_summary
 from bot.kernel import ChatRef, TableStatus, UserRef, parse_token
 from bot.leaderboard import GLOBAL_SCOPE
 from bot.screens import SENA_NAMES, card_label
-from bot.store import StoredTable, StoreUnavailable
+from bot.store import StoredTable, StoreUnavailable, VersionConflict
 from bot.store._memory import MemoryTableStore
 from bot.table import FlowSettings
 from engine.actions import ActionKind
@@ -360,6 +361,35 @@ async def test_a_worker_whose_copy_is_stale_retries_on_the_table_its_refused_wri
     assert reads == []
     seats = (await h.load(tid)).table.seats
     assert [seat.user for seat in seats[:3]] == [ANE.key, BRAIS.key, CAMILLE.key]
+
+
+async def test_workers_taking_a_tables_presses_in_turn_read_it_rather_than_write_for_nothing(
+    h: Harness,
+) -> None:
+    """Two workers take one table's presses in turn (a round-robin balancer). Each one's first write on a
+    copy the other overtook is refused; after that, each reads the table before its step (one read) and no
+    write is refused again: no step run, drawn and sent for nothing."""
+    other = Harness(tables=h.tables, deadlines=h.deadlines, prefs=h.prefs, leaderboard=h.leaderboard, seed=2)
+    other.clock = h.clock
+    refused = []
+    write = h.tables.compare_and_set
+
+    async def counted(table_id: str, expected_version: int, data: str, **kwargs: Any) -> StoredTable:
+        try:
+            return await write(table_id, expected_version, data, **kwargs)
+        except VersionConflict:
+            refused.append(expected_version)
+            raise
+
+    h.tables.compare_and_set = counted  # type: ignore[method-assign]
+    tid = await h.lobby(GROUP, ANE)
+    presses = [(other, BRAIS, "seat1"), (h, CAMILLE, "seat2"), (other, DANI, "seat3")]
+    presses += [(h, CAMILLE, "leave"), (other, CAMILLE, "seat2"), (h, DANI, "leave"), (other, DANI, "seat3")]
+    for worker, user, code in presses:
+        assert (await worker.press(user, h.token(tid, "lobby", GROUP.key, code))).ok, (user.name, code)
+    assert len(refused) == 2, refused  # the first press of each worker on the other's write
+    seats = (await h.load(tid)).table.seats
+    assert [seat.user for seat in seats] == [ANE.key, BRAIS.key, CAMILLE.key, DANI.key]
 
 
 async def test_a_stale_turn_button_is_already_played(h: Harness) -> None:
