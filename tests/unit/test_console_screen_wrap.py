@@ -36,6 +36,7 @@ def test_lines_break_at_spaces_never_at_a_no_break_space() -> None:
     assert pieces("1\u00a0Paso   2\u00a0Envido\u00a02", 12) == ["1\u00a0Paso   ", "2\u00a0Envido\u00a02"]
     assert pieces("GRANDE\u00a0: en paso", 10) == ["GRANDE\u00a0: ", "en paso"]
     assert pieces("a b c", 80) == ["a b c"]
+    assert pieces("Ane and 🤖 Iker", 12) == ["Ane and ", "🤖 Iker"]  # a machine's mark stays with its name
     assert pieces("", 10) == [""]
 
 

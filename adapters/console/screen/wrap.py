@@ -5,6 +5,7 @@ its colon, ``GRANDE : en paso``), as every chat client honours them. Textual wra
 Rich counts U+00A0 as whitespace: at 80x24 the key line broke between ``▶`` and ``Start``. So the screen
 breaks its text itself (:func:`break_offsets`: at spaces that may break, a word longer than the line cut
 where it must) and hands Textual lines that already fit, which it then draws unchanged (:class:`Wrapped`).
+A machine's mark stays with its name too (``🤖 Iker``, never ``🤖`` at a line's end and ``Iker`` below).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual, VisualType
 from textual.widgets import Static
+
+from bot.kernel import MACHINE_MARK
 
 #: Spaces that keep their neighbours on one line: no-break, figure and narrow no-break space.
 NO_BREAK = "\u00a0\u2007\u202f"
@@ -35,6 +38,7 @@ def break_offsets(text: str, width: int) -> list[int]:
     the end aside): at a breakable space, or inside a word only if the word alone is wider than a line."""
     offsets: list[int] = []
     used = 0
+    text = text.replace(f"{MACHINE_MARK} ", f"{MACHINE_MARK}\u00a0")  # (one character for one: same offsets)
     for match in _WORD.finditer(text):
         start, word = match.start(), match.group()
         length = cell_len(_breakable_rstrip(word))
