@@ -37,12 +37,27 @@ async def frames(stream: aiohttp.ClientResponse) -> AsyncIterator[dict[str, obje
             yield json.loads(line[6:])
 
 
-async def first_turn(stream: aiohttp.ClientResponse) -> dict[str, object]:
-    """The first frame where the page's person is on turn with words to say (not a discard)."""
+async def first_turn(
+    stream: aiohttp.ClientResponse, http: aiohttp.ClientSession, base: str, page: str
+) -> dict[str, object]:
+    """The first frame where the page's person is on turn with words to say; a discard on the way is made
+    on the page (one card), as a player would, rather than left to the turn's timeout (a minute: when all
+    four go mus, the person's next turn is a discard)."""
+    sent: set[str] = set()
     async for frame in frames(stream):
         moves = frame.get("moves")
         if isinstance(moves, dict) and moves.get("calls") and frame.get("live"):
             return frame
+        discard = frame.get("discard")
+        if isinstance(discard, dict) and not discard.get("ready") and frame.get("live"):
+            confirm, picks = discard.get("confirm"), discard.get("picks")
+            token = confirm["token"] if isinstance(confirm, dict) else None
+            if token is None and isinstance(picks, dict) and not discard.get("picked"):
+                token = next(iter(picks.values()))
+            if token is not None and token not in sent:  # (a pick twice would put the card back)
+                sent.add(token)
+                async with http.post(f"{base}/api/act", json={"page": page, "token": token}) as response:
+                    assert response.status == 200
     raise EOFError("the stream ended")
 
 
@@ -117,7 +132,7 @@ async def test_one_web_process_beside_a_worker_that_does_not_serve(
         stream = await http.get(f"{base}/api/events", params={"page": page})
 
         # A word said on the page: the web process writes it, the worker shows it in the group (its outbox).
-        frame = await asyncio.wait_for(first_turn(stream), 60.0)
+        frame = await asyncio.wait_for(first_turn(stream, http, base, page), 60.0)
         moves = frame["moves"]
         assert isinstance(moves, dict)
         call = moves["calls"][0]
@@ -131,7 +146,7 @@ async def test_one_web_process_beside_a_worker_that_does_not_serve(
 
         # A word said in the group: the worker's write is announced, and the page is told long before the
         # safety poll (a minute) would have read it.
-        frame = await asyncio.wait_for(first_turn(stream), 60.0)
+        frame = await asyncio.wait_for(first_turn(stream, http, base, page), 60.0)
         moves = frame["moves"]
         assert isinstance(moves, dict)
         token = moves["calls"][0]["token"]
