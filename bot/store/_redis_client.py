@@ -100,7 +100,7 @@ class BudgetedRedis(Redis):
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         """Run one command (every command method and script comes here), within the update's budget."""
-        command = super().execute_command(*args, **options)  # type: ignore[no-untyped-call,unused-ignore]  # (redis-py, typed from 8.2)
+        command = super().execute_command(*args, **options)  # type: ignore[no-untyped-call,unused-ignore]  # (redis-py < 8.2)
         return await within_budget(command)
 
 

@@ -190,7 +190,7 @@ class RedisNoticeSubscription:
             await self._listen(pubsub)
         finally:
             with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # (redis-py, typed from 8.2)
+                await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # (redis-py < 8.2)
 
     async def _open(self) -> PubSub:
         """A connection of its own: to the server, or to one node of a cluster."""
@@ -200,7 +200,7 @@ class RedisNoticeSubscription:
             pubsub: PubSub = self._redis.pubsub(node=self._redis.get_random_node())
         else:
             pubsub = self._redis.pubsub()
-        await pubsub.connect()  # type: ignore[no-untyped-call,unused-ignore]  # (redis-py, typed from 8.2)
+        await pubsub.connect()  # type: ignore[no-untyped-call,unused-ignore]  # (redis-py < 8.2)
         return pubsub
 
     async def _listen(self, pubsub: PubSub) -> None:

@@ -6,7 +6,6 @@ group's table through the platform's outbox, and a press in the group reaches th
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import signal
@@ -21,6 +20,7 @@ from bot.kernel import UserRef, sign_link
 
 from .fake_telegram import FakeTelegram
 from .test_musbot_run import TG_TOKEN, free_port, musbot_run
+from .test_web_musbot_run import frames
 
 WEB_SECRET = "compose-layout-web-secret-0123456789"
 
@@ -29,12 +29,6 @@ WEB_SECRET = "compose-layout-web-secret-0123456789"
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram(token=TG_TOKEN, bot_username="musbot_web") as fake:
         yield fake
-
-
-async def frames(stream: aiohttp.ClientResponse) -> AsyncIterator[dict[str, object]]:
-    async for line in stream.content:
-        if line.startswith(b"data: "):
-            yield json.loads(line[6:])
 
 
 async def first_turn(
