@@ -20,6 +20,7 @@ import contextlib
 import logging
 from dataclasses import replace
 
+from bot.delivery._claims import keep_claim
 from bot.delivery._pending import CallLater, CallNext, DeleteCopy, FollowUps, Pending, StripButtons
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
@@ -97,14 +98,14 @@ class Clearer:
     async def _renew(self, chat_id: str, message: OutMessage, since: int) -> None:
         """Keep this worker's claim on a strip while its call waits (a rate limiter may hold it longer than a
         claim lasts): the other workers go on leaving the strip to it."""
-        with contextlib.suppress(StoreUnavailable):
-            while True:
-                await asyncio.sleep(self.surfaces.post_claim / 2)
-                table, slot = message.table, message.slot
-                if not await self.surfaces.renew(
-                    table, chat_id, slot, since=since, poster=self.token, strip=True
-                ):
-                    return
+
+        async def renew(hold: float) -> bool:
+            table, slot = message.table, message.slot
+            return await self.surfaces.renew(
+                table, chat_id, slot, since=since, poster=self.token, strip=True, hold=hold
+            )
+
+        await keep_claim(renew, self.surfaces.post_claim)
 
     async def _begin_strip(
         self, chat_id: str, message: OutMessage, message_id: str, since: int

@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 from dataclasses import dataclass, replace
 
+from bot.delivery._claims import keep_claim
 from bot.delivery._clearing import Clearer
 from bot.delivery._pending import (
     CallLater,
@@ -244,12 +246,9 @@ class Drawer:
     async def _renew(self, chat_id: str, message: OutMessage) -> None:
         """Keep this worker's claim to post the epoch's message while its call waits (a rate limiter may hold
         it longer than a claim lasts): other workers go on leaving their views to it."""
-        with contextlib.suppress(StoreUnavailable):
-            while True:
-                await asyncio.sleep(self.surfaces.post_claim / 2)
-                table, slot, since = message.table, message.slot, message.since
-                if not await self.surfaces.renew(table, chat_id, slot, since=since, poster=self.token):
-                    return
+        table, slot, since = message.table, message.slot, message.since
+        renew = functools.partial(self.surfaces.renew, table, chat_id, slot, since=since, poster=self.token)
+        await keep_claim(lambda hold: renew(hold=hold), self.surfaces.post_claim)
 
     async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""

@@ -162,18 +162,20 @@ redis.call('SET', KEYS[1], at + interval, 'PX', at + interval - now + 1000)
 return at - now
 """
 
-# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the worker's token, the claim ('post' or 'strip').
-# Renews the worker's claim to post the epoch's message, or to remove its buttons (its call is still on its
-# way: a rate limiter holds it); 1 if renewed, 0 if the claim is gone (another worker's now, or a post's
-# message recorded, or a strip landed).
+# KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the worker's token, the claim ('post' or 'strip'),
+# how long (ms) it holds beyond its length from now. Renews the worker's claim to post the epoch's message, or
+# to remove its buttons (its call is still on its way: a rate limiter holds it); 1 if renewed, 0 if the claim
+# is gone (another worker's now, or a post's message recorded, or a strip landed). A claim held beyond its
+# length is written as taken that much later (its time is in the future).
 RENEW = """
 local g, what = ARGV[1], ARGV[3]
-if what == 'post' and redis.call('HGET', KEYS[1], g .. ':m') then return 0 end
-local held = redis.call('HGET', KEYS[1], g .. ':' .. what)
+local read = redis.call('HMGET', KEYS[1], g .. ':m', g .. ':' .. what)
+if what == 'post' and read[1] then return 0 end
+local held = read[2]
 if not held or string.match(held, '^(.*):%d+$') ~= ARGV[2] then return 0 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('HSET', KEYS[1], g .. ':' .. what, ARGV[2] .. ':' .. now)
+redis.call('HSET', KEYS[1], g .. ':' .. what, ARGV[2] .. ':' .. (now + tonumber(ARGV[4])))
 return 1
 """
 

@@ -87,11 +87,20 @@ class SurfaceStore(Protocol):
         ...
 
     async def renew(
-        self, table: str, chat: str, slot: str, *, since: int, poster: str, strip: bool = False
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        *,
+        since: int,
+        poster: str,
+        strip: bool = False,
+        hold: float = 0.0,
     ) -> bool:
         """Renew ``poster``'s claim to post the epoch's message (``strip``: to remove its buttons) while its
-        call is on its way (a rate limiter may hold it longer than the claim); False if the claim is no longer
-        its own (or its message was recorded, or its strip landed)."""
+        call is on its way (a rate limiter may hold it longer than the claim), for :attr:`post_claim` seconds
+        and ``hold`` more from now; False if the claim is no longer its own (or its message was recorded, or
+        its strip landed)."""
         ...
 
     async def claim_strip(
@@ -248,11 +257,19 @@ class RedisSurfaces:
         )
 
     async def renew(
-        self, table: str, chat: str, slot: str, *, since: int, poster: str, strip: bool = False
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        *,
+        since: int,
+        poster: str,
+        strip: bool = False,
+        hold: float = 0.0,
     ) -> bool:
         """One script on the table's hash."""
         key, f = self._slot(table, chat, slot)
-        args = [_epoch(f, since), poster, "strip" if strip else "post"]
+        args = [_epoch(f, since), poster, "strip" if strip else "post", round(hold * 1000)]
         with unavailable_errors():
             return bool(await self._renew(keys=[key], args=args))
 

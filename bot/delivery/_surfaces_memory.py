@@ -121,19 +121,28 @@ class MemorySurfaces:
         return True, 0.0
 
     async def renew(
-        self, table: str, chat: str, slot: str, *, since: int, poster: str, strip: bool = False
+        self,
+        table: str,
+        chat: str,
+        slot: str,
+        *,
+        since: int,
+        poster: str,
+        strip: bool = False,
+        hold: float = 0.0,
     ) -> bool:
         """Renew the claim to post if it is still ``poster``'s and the epoch has no message (``strip``: the
-        claim to remove its buttons, if still ``poster``'s)."""
+        claim to remove its buttons, if still ``poster``'s), ``hold`` seconds beyond its length (as if taken
+        that much later)."""
         epoch = self._slot(table, chat, slot).epochs.get(since)
         if strip:
             if epoch is None or epoch.stripper != poster:
                 return False
-            epoch.strip_claimed = self.clock()
+            epoch.strip_claimed = self.clock() + hold
             return True
         if epoch is None or epoch.message_id is not None or epoch.poster != poster:
             return False
-        epoch.claimed = self.clock()
+        epoch.claimed = self.clock() + hold
         return True
 
     async def claim_strip(

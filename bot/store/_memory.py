@@ -134,21 +134,33 @@ class MemoryTableStore:
                     self._drop(self._users, user, table_id)
                 expires_at: float | None = self._clock() + self.finished_ttl_seconds
             else:
-                if old_chat != chat:
-                    self._drop(self._chats, old_chat, table_id)
-                if chat is not None:
-                    self._chats[chat] = table_id
-                for user in users:
-                    self._users[user] = table_id
-                for user in old_users:
-                    if user not in users:
-                        self._drop(self._users, user, table_id)
+                if chat != old_chat or users != old_users or entry.finished:  # else no entry changes
+                    self._point(table_id, chat, users, old_chat, old_users)
                 expires_at = None
             version = expected_version + 1
             self._tables[table_id] = _Entry(version, data, chat, users, finished, expires_at)
             if deadlines and self.deadlines is not None:
                 self.deadlines.apply(deadlines)
             return StoredTable(table_id, version, data)
+
+    def _point(
+        self,
+        table_id: str,
+        chat: str | None,
+        users: tuple[str, ...],
+        old_chat: str | None,
+        old_users: tuple[str, ...],
+    ) -> None:
+        """Point the chat's and the users' entries at the table; drop those it no longer has."""
+        if old_chat != chat:
+            self._drop(self._chats, old_chat, table_id)
+        if chat is not None:
+            self._chats[chat] = table_id
+        for user in users:
+            self._users[user] = table_id
+        for user in old_users:
+            if user not in users:
+                self._drop(self._users, user, table_id)
 
     def _check_chat_free(self, table_id: str, chat_key: str) -> None:
         """Raise ``ChatBusy`` if the chat's index names another live table (a table may not move there)."""

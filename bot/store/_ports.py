@@ -12,9 +12,11 @@ Semantics shared by every :class:`TableStore`:
   chat's index already points at another live table: one active table per chat, enforced atomically.
 * ``compare_and_set`` writes version ``expected_version + 1`` only if the stored version is still
   ``expected_version``; otherwise it raises :class:`VersionConflict` and changes nothing (also when the table
-  does not exist any more: ``actual`` is then ``None``). With ``finished=False`` it points the chat index
-  (``chat_key``, or the chat recorded on the table when ``chat_key`` is ``None``) and every given user key at
-  the table, and removes the user keys that pointed at this table but are no longer listed. A ``chat_key``
+  does not exist any more: ``actual`` is then ``None``). With ``finished=False``, a write that changes the
+  table's chat or its people (or reopens a finished table) points the chat index (``chat_key``, or the chat
+  recorded on the table when ``chat_key`` is ``None``) and every given user key at the table, and removes the
+  user keys that pointed at this table but are no longer listed; most writes (a bet, a discard) change
+  neither and touch no entry. A ``chat_key``
   other than the recorded chat moves the table to that chat (a group upgraded to a supergroup): the old
   chat's entry goes, and if the new chat's entry names another live table the write raises :class:`ChatBusy`
   and changes nothing. With
@@ -22,7 +24,9 @@ Semantics shared by every :class:`TableStore`:
   table value expires after ``finished_ttl_seconds``. A later non-finished write makes the value persistent
   and indexes it again (the bot decides whether a finished table may be written at all).
 * An index entry is only ever removed if it still points at the table being written, so finishing an old
-  table never clobbers the index of a newer one. A user key points at the table that listed it last.
+  table never clobbers the index of a newer one. A user key points at the table whose write listed it last
+  among the writes that changed their table's entries (a person listed since by another table stays with it
+  until this table's people or chat change).
 * ``live_tables`` lists every table that is stored and not finished (created, or last written with
   ``finished=False``, and not deleted), so that a sweep can check that each one's pending deadline is armed.
 * Failures to reach the backend raise :class:`StoreUnavailable`, never a driver exception.
@@ -50,8 +54,7 @@ reaches the keys of one hash slot only. The stores keep every guarantee above, w
   changes its chat or its people, finishes or reopens it): most writes touch no entry. A crash in between
   can leave an entry unset (the write marked the table's entries pending, so the table's next write sets
   them all again) or naming a finished or vanished table (``table_for_chat`` and ``table_for_user`` check
-  the table, answer ``None`` and remove the entry). So a user listed by two live tables stays with the one
-  whose write listed them last among those that changed the entries, not with the one written last. "One
+  the table, answer ``None`` and remove the entry). "One
   active table per chat" stays exact: ``create`` writes the table (expiring), claims the chat's entry with a
   compare-and-set unless it names another live table, then makes the table persistent and live. A crash
   during a create leaves at most a table that expires within a minute. Of two concurrent writes of different

@@ -181,10 +181,10 @@ if finished then
   redis.call('EXPIRE', tkey, ttl)
   redis.call('SREM', lkey, tid)
 else
-  if inline then
+  if inline and (moved or reopened) then
     if old_chat and old_chat ~= chat then del_if(prefix .. 'chat:' .. old_chat, tid) end
-    -- Set again (another table may have named the chat, or a user, since: the last one written wins), in one
-    -- MSET.
+    -- Only a write that changes the chat or the people (or reopens the table) sets the entries, in one MSET,
+    -- as on a cluster: most writes (a bet, a discard) touch none.
     local set = {}
     if chat then set[1] = prefix .. 'chat:' .. chat; set[2] = tid end
     for _, u in ipairs(users) do

@@ -210,6 +210,27 @@ async def test_one_worker_at_a_time_posts_an_epochs_message(surfaces: SurfaceSto
     assert not await surfaces.renew(t, chat, "table", since=40, poster="a")
 
 
+async def test_a_renewal_holds_a_claim_beyond_its_length(surfaces: SurfaceStore) -> None:
+    """A renewal with a hold keeps the other workers off for the claim's length and the hold (a call that has
+    waited long is renewed less often); then the claim passes, to post as to strip."""
+    t, chat = "t0000001", "tg:-100"
+    assert (await surfaces.offer(t, chat, "table", 1, "{}", since=1, poster="a")).claimed
+    assert await surfaces.renew(t, chat, "table", since=1, poster="a", hold=CLAIM * 2)
+    await asyncio.sleep(CLAIM * 1.5)  # past the claim's length from the renewal, not past the hold
+    held = await surfaces.offer(t, chat, "table", 2, "{}", since=1, poster="b")
+    assert held.posting_elsewhere and CLAIM * 1.2 < held.claim_left <= CLAIM * 1.5 + 0.02, held
+    await asyncio.sleep(CLAIM * 1.5 + 0.05)
+    assert (await surfaces.offer(t, chat, "table", 3, "{}", since=1, poster="b")).claimed
+    assert (await surfaces.record(t, chat, "table", "41", since=1, replacing=None)).taken
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="d1", buttons=True, begun=0)
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="a")).held_elsewhere == 0
+    assert await surfaces.renew(t, chat, "table", since=1, poster="a", strip=True, hold=CLAIM * 2)
+    await asyncio.sleep(CLAIM * 1.5)
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")).held_elsewhere > 0
+    await asyncio.sleep(CLAIM * 1.5 + 0.05)
+    assert (await surfaces.claim_strip(t, chat, "table", "41", since=1, worker="b")).held_elsewhere == 0
+
+
 async def test_workers_share_a_chats_pacing(surfaces: SurfaceStore) -> None:
     """Each booking of a chat's next call comes one interval after the previous one; other chats are free."""
     waits = [await surfaces.pace("tg:-100", 0.5) for _ in range(3)]
