@@ -56,7 +56,7 @@ class InstantPlatform:
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
         return None
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: object = None) -> None:
         return None
 
     async def delete(self, chat: str, message_id: str) -> None:

@@ -37,7 +37,15 @@ from adapters.discord.ids import parse_key
 from adapters.discord.layout import NO_MENTIONS, text_of, view_of
 from adapters.discord.transport import DiscordTransport
 from bot.app import Service
-from bot.delivery import MessageGone, NotModified, RateLimited, Refused, SurfaceStore, Unreachable
+from bot.delivery import (
+    MessageGone,
+    NotModified,
+    RateLimited,
+    Refused,
+    StillNeeded,
+    SurfaceStore,
+    Unreachable,
+)
 from bot.i18n import normalize_language, translator
 from bot.i18n.markers import N_
 from bot.kernel import OutMessage, UserRef
@@ -282,10 +290,10 @@ class PrivateHands:
             raise MessageGone("no longer wanted by direct message")
         await self.inner.edit(chat, message_id, message)
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
         """Remove a message's buttons (a view shown nowhere has none)."""
         if message_id != NOWHERE:
-            await self.inner.clear_buttons(chat, message_id)
+            await self.inner.clear_buttons(chat, message_id, check)
 
     async def delete(self, chat: str, message_id: str) -> None:
         """Delete a message of the bot (a view shown nowhere is gone already)."""

@@ -30,7 +30,7 @@ import discord
 from adapters.discord.embeds import edited_as, embedded, sent_as
 from adapters.discord.ids import parse_key
 from adapters.discord.layout import NO_MENTIONS, files_of, view_of
-from bot.delivery import MessageGone, RateLimited, Refused, Unreachable
+from bot.delivery import MessageGone, RateLimited, Refused, StillNeeded, Unreachable
 from bot.kernel import LruCache, OutMessage
 
 _T = TypeVar("_T")
@@ -190,8 +190,9 @@ class DiscordTransport:
         self._plain.put(channel_id, self.clock())
         return await call(False)
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
-        """Remove a message's components (its text stays)."""
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
+        """Remove a message's components (its text stays). The bot's budget is booked before this
+        transport (:class:`~bot.delivery.BudgetedTransport`, which asks ``check``): no wait here."""
         channel_id = await self._channel_id(chat)
         partial = self._channel(channel_id).get_partial_message(int(message_id))
         await self._guarded(chat, lambda: partial.edit(view=None))

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 from telegram import BotCommand, Update
@@ -101,6 +102,8 @@ def build_application(
     if settings.token is None:
         raise ValueError("TELEGRAM_TOKEN is not set")
     hearing = Hearing()
+    # (Any: the builder's bot type changes with the rate limiter, whose calls carry a check: rate_limit.py.)
+    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any]
     builder = ApplicationBuilder().token(settings.token.get_secret_value())
     # Every answer from Telegram tells the hearing it is reachable (readiness and a metric; see hearing.py).
     builder = builder.request(HeardRequest(hearing, connection_pool_size=256))

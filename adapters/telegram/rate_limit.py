@@ -29,6 +29,9 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
   :mod:`adapters.telegram.transport` turns it into :class:`~bot.delivery.RateLimited`, which the core's lane
   for *that chat* waits out before it sends the newest state (a refused new message holds only that chat's
   posts). Nothing else waits;
+* **a call checked once its turn came**: a call may carry a check (``rate_limit_args``: a strip of a
+  message's buttons, which another worker's edit may remove while this call waits its turn) and is not made
+  if the check says it is no longer needed (:class:`~bot.delivery.Unneeded`);
 * **callback answers never wait**: ``answerCallbackQuery`` (and every call without a chat) passes untouched —
   a press must be answered within seconds or never.
 
@@ -51,7 +54,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
 from adapters.telegram.ids import telegram_id
-from bot.delivery import NewMessages
+from bot.delivery import NewMessages, StillNeeded, Unneeded
 from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable, take_turn
 
 JSONDict = dict[str, Any]
@@ -104,7 +107,7 @@ def _group_of(data: JSONDict) -> int | str | None:
     return chat_id if isinstance(chat_id, str) else None
 
 
-class ChatRateLimiter(BaseRateLimiter[None]):
+class ChatRateLimiter(BaseRateLimiter[StillNeeded]):
     """The bot's call budget, and each group's message window as a safety net that refuses rather than waits,
     both drawn from a budget every worker of the token shares; never a retry, never a bot-wide pause."""
 
@@ -177,8 +180,13 @@ class ChatRateLimiter(BaseRateLimiter[None]):
         kwargs: dict[str, Any],
         endpoint: str,
         data: dict[str, Any],
-        rate_limit_args: None,
+        rate_limit_args: StillNeeded | None,
     ) -> bool | JSONDict | list[JSONDict]:
-        """Make the call within the budgets; a ``RetryAfter`` is the caller's (the chat's lane) to wait."""
+        """Make the call within the budgets; a ``RetryAfter`` is the caller's (the chat's lane) to wait. A
+        call given a check (``rate_limit_args``: a strip of buttons another worker's edit may remove while
+        this one waits for its turn) is made only if the check, asked once the turn came, says it is still
+        needed (else :class:`~bot.delivery.Unneeded`: no call, no "message is not modified")."""
         async with self._budgets(endpoint, data):
+            if rate_limit_args is not None and not await rate_limit_args():
+                raise Unneeded(f"{endpoint}: no longer needed when its turn came")
             return await callback(*args, **kwargs)

@@ -17,15 +17,16 @@ from __future__ import annotations
 import datetime as dtm
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputFile
 from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+from telegram.ext import ExtBot
 
 from adapters.telegram.formatting import PARSE_MODE, markdown_to_html
 from adapters.telegram.ids import PREFIX, telegram_id
 from adapters.telegram.mini_app import app_button
-from bot.delivery import MessageGone, NotModified, RateLimited, Refused, Unreachable
+from bot.delivery import MessageGone, NotModified, RateLimited, Refused, StillNeeded, Unreachable
 from bot.kernel import LruCache, OutMessage
 
 MAX_TEXT = 4096
@@ -110,7 +111,7 @@ async def _call(call: Callable[[], Awaitable[_T]]) -> _T:
 class TelegramTransport:
     """Sends, edits and clears the buttons of messages through one bot."""
 
-    def __init__(self, bot: Bot, *, app_name: str | None = None) -> None:
+    def __init__(self, bot: ExtBot[Any], *, app_name: str | None = None) -> None:
         """Call Telegram through ``bot`` (PTB's, with its rate limiter when the application has one); groups
         link to its Mini App ``app_name`` (``TELEGRAM_MINIAPP_NAME``), if any."""
         self.bot = bot
@@ -207,10 +208,15 @@ class TelegramTransport:
             await self._moved(chat, moved, message)
             raise
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
-        """Remove a message's inline keyboard."""
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
+        """Remove a message's inline keyboard; ``check`` goes to the rate limiter, which asks it once
+        the call's turn came (:class:`~adapters.telegram.rate_limit.ChatRateLimiter`)."""
+        chat_id, message = self._id(chat), int(message_id)
+        check = check if self.bot.rate_limiter is not None else None  # (PTB refuses one without a limiter)
         await _call(
-            lambda: self.bot.edit_message_reply_markup(chat_id=self._id(chat), message_id=int(message_id))
+            lambda: self.bot.edit_message_reply_markup(
+                chat_id=chat_id, message_id=message, rate_limit_args=check
+            )
         )
 
     async def delete(self, chat: str, message_id: str) -> None:

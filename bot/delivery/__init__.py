@@ -26,6 +26,8 @@ from bot.delivery._transport import (
     NotModified,
     RateLimited,
     Refused,
+    StillNeeded,
+    Unneeded,
     Unreachable,
 )
 
@@ -42,7 +44,9 @@ __all__ = [
     "RedisOutbox",
     "RedisSurfaces",
     "Refused",
+    "StillNeeded",
     "SurfaceStore",
+    "Unneeded",
     "Unreachable",
     "destination",
     "split_key",

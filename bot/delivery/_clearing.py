@@ -10,20 +10,31 @@ message is known to show, and claims the strip
 (its claim holds: renewed while a rate limiter keeps the call waiting), this one looks again once that claim
 runs out (by then the other strip landed and the message is known bare; if its worker died, this one strips).
 A strip that landed is recorded as any other call
-(:meth:`~bot.delivery._surfaces.SurfaceStore.landed`), so that the other workers know it.
+(:meth:`~bot.delivery._surfaces.SurfaceStore.landed`), so that the other workers know it. And a strip may wait
+seconds for its turn in the bot's budget while another worker's last edit of the message, drawn without
+buttons, lands: the transport asks once the turn came (:data:`~bot.delivery._transport.StillNeeded`), and a
+message known bare by then costs no call (:class:`~bot.delivery._transport.Unneeded`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from dataclasses import replace
 
 from bot.delivery._claims import keep_claim
 from bot.delivery._pending import CallLater, CallNext, DeleteCopy, FollowUps, Pending, StripButtons
 from bot.delivery._surfaces import SurfaceStore
-from bot.delivery._transport import DeliveryError, MessageGone, NotModified, RateLimited, Transport
+from bot.delivery._transport import (
+    DeliveryError,
+    MessageGone,
+    NotModified,
+    RateLimited,
+    Transport,
+    Unneeded,
+)
 from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
 
@@ -66,6 +77,9 @@ class Clearer:
                 claimed = begun >= 0
             await self._strip(chat_id, message, kind, renew=claimed)
             self.stats["stripped"] += 1
+        except Unneeded:  # bare by the time its turn came (another worker's call landed): no call made
+            self.stats["skipped"] += 1
+            return ()
         except (NotModified, MessageGone) as exc:  # no buttons left, or deleted: nothing to do
             log.info("buttons of message %s in chat %s stay: %s", kind.message_id, chat_id, exc)
         except RateLimited:
@@ -85,12 +99,15 @@ class Clearer:
     async def _strip(
         self, chat_id: str, message: OutMessage, kind: StripButtons | DeleteCopy, *, renew: bool
     ) -> None:
-        """The call that removes the buttons; this worker's claim on the strip is renewed while it waits."""
-        renewing = None
-        if renew and isinstance(kind, StripButtons) and kind.since is not None:
-            renewing = asyncio.create_task(self._renew(chat_id, message, kind.since))
+        """The call that removes the buttons; this worker's claim on the strip is renewed while it waits, and
+        once its turn came it goes only if the message is not known bare by then."""
+        renewing, check = None, None
+        if isinstance(kind, StripButtons) and kind.since is not None:
+            check = functools.partial(self._still_has_buttons, chat_id, message, kind.message_id, kind.since)
+            if renew:
+                renewing = asyncio.create_task(self._renew(chat_id, message, kind.since))
         try:
-            await self.transport.clear_buttons(chat_id, kind.message_id)
+            await self.transport.clear_buttons(chat_id, kind.message_id, check)
         finally:
             if renewing is not None:
                 renewing.cancel()
@@ -106,6 +123,18 @@ class Clearer:
             )
 
         await keep_claim(renew, self.surfaces.post_claim)
+
+    async def _still_has_buttons(
+        self, chat_id: str, message: OutMessage, message_id: str, since: int
+    ) -> bool:
+        """Asked once the strip's turn came (a rate limiter may have held it for seconds): whether the
+        message may still have buttons — unless a call that landed meanwhile (another worker's last edit,
+        drawn bare) left it known bare, when the strip would only be answered "not modified"."""
+        try:
+            state = await self.surfaces.state(message.table, chat_id, message.slot, message_id, since=since)
+        except StoreUnavailable:
+            return True
+        return state.shows is None or state.shows.buttons
 
     async def _begin_strip(
         self, chat_id: str, message: OutMessage, message_id: str, since: int

@@ -1,7 +1,8 @@
 """What a chat platform's calls look like to the core: the :class:`Transport` protocol an adapter
 implements (send — a text, or a file —, edit, clear the buttons, delete) and the typed failures it raises,
 which :class:`bot.delivery._lanes.Delivery` acts on:
-``NotModified`` is success; ``MessageGone`` posts the view again; ``RateLimited`` waits (only the chat's new
+``NotModified`` is success (and ``Unneeded``, a call not made: once its turn came, it was no longer needed);
+``MessageGone`` posts the view again; ``RateLimited`` waits (only the chat's new
 messages, if it refused one), then sends the newest state; ``Unreachable`` marks a user who cannot be written
 to; ``Refused`` is logged and the view dropped.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,6 +25,16 @@ class DeliveryError(Exception):
 
 class NotModified(DeliveryError):
     """An edit that would change nothing: the message already shows it (a success)."""
+
+
+class Unneeded(NotModified):
+    """A call not made: when its turn came (after a rate limiter's wait), it was no longer needed — the
+    message already showed what it would, drawn meanwhile by another worker. A success at no cost."""
+
+
+StillNeeded = Callable[[], Awaitable[bool]]
+"""Asked once a call's turn has come, right before it goes: whether it is still needed (else
+:class:`Unneeded`). It never raises: a check that cannot tell says the call is needed."""
 
 
 class MessageGone(DeliveryError):
@@ -61,8 +73,10 @@ class Transport(Protocol):
         """Make message ``message_id`` show ``message`` (text and buttons)."""
         ...
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
-        """Remove the buttons of a message (its text stays)."""
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
+        """Remove the buttons of a message (its text stays). A transport whose call may wait for its turn (a
+        rate limiter) asks ``check``, if given, once the turn came: False, and no call is made
+        (:class:`Unneeded`); one that never waits may ignore it (its caller has just checked)."""
         ...
 
     async def delete(self, chat: str, message_id: str) -> None:
@@ -120,10 +134,10 @@ class CountingTransport:
         self._call(chat)
         await self.inner.edit(chat, message_id, message)
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
         """Count, then remove the buttons."""
         self._call(chat)
-        await self.inner.clear_buttons(chat, message_id)
+        await self.inner.clear_buttons(chat, message_id, check)
 
     async def delete(self, chat: str, message_id: str) -> None:
         """Count, then delete."""
@@ -173,9 +187,11 @@ class BudgetedTransport:
         await self._turn()
         await self.inner.edit(chat, message_id, message)
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
-        """Wait for a turn, then remove the buttons."""
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
+        """Wait for a turn, then remove the buttons if ``check`` says they are still there."""
         await self._turn()
+        if check is not None and not await check():
+            raise Unneeded("the buttons were gone when the call's turn came")
         await self.inner.clear_buttons(chat, message_id)
 
     async def delete(self, chat: str, message_id: str) -> None:

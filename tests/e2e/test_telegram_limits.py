@@ -20,9 +20,12 @@ from typing import Any
 import aiohttp
 import pytest
 from telegram.error import RetryAfter
+from telegram.ext import ExtBot
+from telegram.request import BaseRequest
 
 from adapters.telegram.rate_limit import GROUP_BUDGET, GROUP_WINDOW, ChatRateLimiter, new_messages
-from bot.delivery import NewMessages
+from adapters.telegram.transport import TelegramTransport
+from bot.delivery import NewMessages, Unneeded
 from bot.store import Drawn, MemoryCallBudget, StoreUnavailable
 
 from .conftest import RunningBot, Table, assert_clean, memory_service, start_bot
@@ -84,6 +87,29 @@ async def test_the_fake_counts_the_bot_per_second_but_not_callback_answers() -> 
         assert (await post(tg, "answerCallbackQuery", callback_query_id=query))[0] == 200
 
 
+class Answers(BaseRequest):
+    """A Bot API that takes every call (no network): what the limiter let through, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    @property
+    def read_timeout(self) -> float | None:
+        return 1.0
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
+
+    async def do_request(
+        self, url: str, method: str, request_data: Any = None, **_: Any
+    ) -> tuple[int, bytes]:
+        self.calls.append(request_data.parameters if request_data is not None else {})
+        return 200, b'{"ok": true, "result": true}'
+
+
 # --- the bot's limiter --------------------------------------------------------------------------------
 
 
@@ -108,6 +134,35 @@ async def test_the_limiter_never_retries_and_never_pauses_other_chats() -> None:
     await limiter.process_request(fine, (), {}, "answerCallbackQuery", {"callback_query_id": "1"}, None)
     assert time.monotonic() - started < 0.5
     assert calls == ["refused", "fine", "fine"]
+
+
+async def test_a_checked_call_is_made_only_if_still_needed_once_its_turn_came() -> None:
+    """A strip carries a check (PTB's ``rate_limit_args``, from the transport's ``clear_buttons``): the
+    limiter asks it after the bot's budget made the call wait, and makes the call only if it says so — a
+    message another worker's edit left bare meanwhile costs no call."""
+    limiter = ChatRateLimiter(bot_per_second=2)  # two at once, then one every 0.5 s
+    bot = ExtBot("123:abc", request=Answers(), rate_limiter=limiter)
+    transport = TelegramTransport(bot)
+    needed, asked = True, []
+    started = time.monotonic()
+
+    async def check() -> bool:
+        asked.append(time.monotonic() - started)
+        return needed
+
+    async def gone_meanwhile() -> None:
+        nonlocal needed
+        await asyncio.sleep(0.2)
+        needed = False
+
+    await transport.clear_buttons("tg:-100", "1")
+    await transport.clear_buttons("tg:-100", "2", check)  # within the burst: asked at once, made
+    flip = asyncio.create_task(gone_meanwhile())
+    with pytest.raises(Unneeded):
+        await transport.clear_buttons("tg:-100", "3", check)  # its turn in 0.5 s: bare by then
+    await flip
+    assert asked[0] < 0.2 and asked[1] >= 0.4, asked
+    assert [call["message_id"] for call in bot.request.calls] == [1, 2], bot.request.calls
 
 
 async def test_a_group_over_its_budget_waits_while_callback_answers_and_other_groups_do_not() -> None:

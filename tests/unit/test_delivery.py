@@ -51,7 +51,7 @@ class FakeTransport:
             raise NotModified("message is not modified")
         self.messages[(chat, message_id)] = (message.text, message.buttons)
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: object = None) -> None:
         self._maybe_fail("clear", chat)
         text, _ = self.messages[(chat, message_id)]
         self.messages[(chat, message_id)] = (text, ())

@@ -16,7 +16,16 @@ from dataclasses import replace
 
 import pytest
 
-from bot.delivery import BudgetedTransport, Delivery, MessageGone, NotModified, RateLimited, Refused
+from bot.delivery import (
+    BudgetedTransport,
+    Delivery,
+    MessageGone,
+    NotModified,
+    RateLimited,
+    Refused,
+    StillNeeded,
+    Unneeded,
+)
 from bot.delivery._pending import ViewCall
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.kernel import Button, OutMessage
@@ -75,8 +84,10 @@ class WorkerTransport:
             raise NotModified("message is not modified")
         self.chat.messages[message_id] = (message.text, message.buttons)
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
-        await self._wait()
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
+        await self._wait()  # (a rate limiter's wait: the check is asked once the call's turn came)
+        if check is not None and not await check():
+            raise Unneeded("bare by its turn")
         text, _ = self.chat.messages[message_id]
         self.chat.messages[message_id] = (text, ())
 
@@ -491,8 +502,10 @@ class Jittery(WorkerTransport):
         await super().edit(chat, message_id, message)
         await self._jitter()
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
         await self._jitter()
+        if check is not None and not await check():
+            raise Unneeded("bare by its turn")
         if not self.chat.messages[message_id][1]:
             raise NotModified("no buttons to remove")
         await super().clear_buttons(chat, message_id)
@@ -642,7 +655,9 @@ class Strips(WorkerTransport):
         super().__init__(chat)
         self.strips: list[str] = []
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
+        if check is not None and not await check():
+            raise Unneeded("bare by its turn")
         self.strips.append(message_id)
         if not self.chat.messages[message_id][1]:
             raise NotModified("message is not modified")
@@ -699,11 +714,11 @@ class HeldStrips(Strips):
         self.release = asyncio.Event()
         self.strip_in_flight = asyncio.Event()
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
         if not self.strip_in_flight.is_set():
             self.strip_in_flight.set()
             await self.release.wait()
-        await super().clear_buttons(chat, message_id)
+        await super().clear_buttons(chat, message_id, check)
 
 
 async def test_a_strip_on_its_way_is_left_to_its_worker_and_costs_no_second_call() -> None:
@@ -736,6 +751,27 @@ async def test_a_strip_on_its_way_is_left_to_its_worker_and_costs_no_second_call
     assert chat.live() == ["hand 2 dealt"], chat.messages
     assert (len(a_calls.strips), b_calls.strips) == (1, []), (a_calls.strips, b_calls.strips)
     assert b.stats["skipped"] >= 1
+
+
+async def test_a_strip_whose_message_was_left_bare_while_it_waited_makes_no_call() -> None:
+    """Worker A posts hand 2, and its strip of hand 1's message waits for its turn (a rate limiter holds it);
+    meanwhile worker B's last edit of hand 1, drawn without buttons, lands. When A's turn comes the store
+    knows the message bare: A makes no call (it would only be answered "not modified")."""
+    chat, surfaces = Chat(), MemorySurfaces()
+    a_calls, b_calls = HeldStrips(chat), Strips(chat)
+    a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+    a.deliver([view(1, "hand 1", fresh=True)])
+    await a.flush()
+    a.deliver([view(10, "hand 2 dealt", fresh=True)])
+    await a_calls.strip_in_flight.wait()  # hand 2 posted; the strip of hand 1's message waits its turn
+    b.deliver([replace(view(2, "hand 1 over"), buttons=())])
+    await b.flush()
+    assert ("hand 1 over", ()) in chat.messages.values(), chat.messages
+    a_calls.release.set()
+    await a.flush()
+    assert (a_calls.strips, b_calls.strips) == ([], []), (a_calls.strips, b_calls.strips)
+    assert chat.live() == ["hand 2 dealt"], chat.messages
+    assert a.stats["skipped"] >= 1
 
 
 @pytest.mark.parametrize("timed_out", [False, True])

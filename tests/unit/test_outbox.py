@@ -29,7 +29,7 @@ class Platform:
     async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
         self.sent.append((chat, message.text))
 
-    async def clear_buttons(self, chat: str, message_id: str) -> None:
+    async def clear_buttons(self, chat: str, message_id: str, check: object = None) -> None:
         pass
 
     async def delete(self, chat: str, message_id: str) -> None:
