@@ -53,7 +53,7 @@ class InstantPlatform:
         self.sent += 1
         return str(self.sent)
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(self, chat: str, message_id: str, message: OutMessage, check: object = None) -> None:
         return None
 
     async def clear_buttons(self, chat: str, message_id: str, check: object = None) -> None:

@@ -273,7 +273,9 @@ class PrivateHands:
             return await self.inner.send(chat, message)
         return NOWHERE
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
         """Make a message show a view; a person's view shown nowhere is posted by DM once they want it."""
         if not self._private(chat, message):
             await self.inner.edit(chat, message_id, message)

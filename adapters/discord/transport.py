@@ -160,7 +160,9 @@ class DiscordTransport:
         sent = await self._embed_or_text(channel_id, message, post)
         return str(sent.id)
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
         """Make a message show a view's text (a table's as an embed: :mod:`adapters.discord.embeds`) and
         components (none when the view has no buttons)."""
         channel_id = await self._channel_id(chat)

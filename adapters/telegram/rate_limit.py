@@ -29,9 +29,10 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
   :mod:`adapters.telegram.transport` turns it into :class:`~bot.delivery.RateLimited`, which the core's lane
   for *that chat* waits out before it sends the newest state (a refused new message holds only that chat's
   posts). Nothing else waits;
-* **a call checked once its turn came**: a call may carry a check (``rate_limit_args``: a strip of a
-  message's buttons, which another worker's edit may remove while this call waits its turn) and is not made
-  if the check says it is no longer needed (:class:`~bot.delivery.Unneeded`);
+* **a call checked once its turn came**: a call may carry a check (``rate_limit_args``: an edit, or a strip
+  of a message's buttons, which another worker's edit may make pointless while this call waits its turn)
+  and is not made if the check, asked once the turn came, says it is no longer needed
+  (:class:`~bot.delivery.Unneeded`);
 * **callback answers never wait**: ``answerCallbackQuery`` (and every call without a chat) passes untouched —
   a press must be answered within seconds or never.
 
@@ -54,7 +55,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
 from adapters.telegram.ids import telegram_id
-from bot.delivery import NewMessages, StillNeeded, Unneeded
+from bot.delivery import CHECK_AFTER, NewMessages, StillNeeded, Unneeded
 from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable, take_turn
 
 JSONDict = dict[str, Any]
@@ -183,10 +184,13 @@ class ChatRateLimiter(BaseRateLimiter[StillNeeded]):
         rate_limit_args: StillNeeded | None,
     ) -> bool | JSONDict | list[JSONDict]:
         """Make the call within the budgets; a ``RetryAfter`` is the caller's (the chat's lane) to wait. A
-        call given a check (``rate_limit_args``: a strip of buttons another worker's edit may remove while
-        this one waits for its turn) is made only if the check, asked once the turn came, says it is still
-        needed (else :class:`~bot.delivery.Unneeded`: no call, no "message is not modified")."""
+        call given a check (``rate_limit_args``: an edit or a strip, which another worker's edit may make
+        pointless while this one waits for its turn) is made only if the check, asked once the turn came (if
+        it waited at all), says it is still needed (else :class:`~bot.delivery.Unneeded`: no call, no
+        "message is not modified")."""
+        asked = asyncio.get_running_loop().time()
         async with self._budgets(endpoint, data):
-            if rate_limit_args is not None and not await rate_limit_args():
+            waited = asyncio.get_running_loop().time() - asked
+            if rate_limit_args is not None and waited >= CHECK_AFTER and not await rate_limit_args():
                 raise Unneeded(f"{endpoint}: no longer needed when its turn came")
             return await callback(*args, **kwargs)

@@ -191,9 +191,12 @@ class TelegramTransport:
         )
         return str(sent.message_id)
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
-        """Make a message show a view's text and buttons."""
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
+        """Make a message show a view's text and buttons (``check``: as for :meth:`clear_buttons`)."""
         text, parse_mode = text_of(message)
+        check = check if self.bot.rate_limiter is not None else None  # (PTB refuses one without a limiter)
         try:
             await _call(
                 lambda: self.bot.edit_message_text(
@@ -202,6 +205,7 @@ class TelegramTransport:
                     message_id=int(message_id),
                     reply_markup=self._markup(chat, message),
                     parse_mode=parse_mode,
+                    rate_limit_args=check,
                 )
             )
         except ChatMoved as moved:  # (Telegram lets a bot edit its messages in an upgraded group: in case)

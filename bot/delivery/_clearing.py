@@ -18,13 +18,11 @@ message known bare by then costs no call (:class:`~bot.delivery._transport.Unnee
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import logging
 from dataclasses import replace
 
-from bot.delivery._claims import keep_claim
+from bot.delivery._claims import claim_kept, unless_bare
 from bot.delivery._pending import CallLater, CallNext, DeleteCopy, FollowUps, Pending, StripButtons
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import (
@@ -103,38 +101,15 @@ class Clearer:
         once its turn came it goes only if the message is not known bare by then."""
         renewing, check = None, None
         if isinstance(kind, StripButtons) and kind.since is not None:
-            check = functools.partial(self._still_has_buttons, chat_id, message, kind.message_id, kind.since)
+            check = unless_bare(self.surfaces, chat_id, kind.message_id, message, kind.since)
             if renew:
-                renewing = asyncio.create_task(self._renew(chat_id, message, kind.since))
+                since, token = kind.since, self.token
+                renewing = claim_kept(self.surfaces, chat_id, message, token, since=since, strip=True)
         try:
             await self.transport.clear_buttons(chat_id, kind.message_id, check)
         finally:
             if renewing is not None:
                 renewing.cancel()
-
-    async def _renew(self, chat_id: str, message: OutMessage, since: int) -> None:
-        """Keep this worker's claim on a strip while its call waits (a rate limiter may hold it longer than a
-        claim lasts): the other workers go on leaving the strip to it."""
-
-        async def renew(hold: float) -> bool:
-            table, slot = message.table, message.slot
-            return await self.surfaces.renew(
-                table, chat_id, slot, since=since, poster=self.token, strip=True, hold=hold
-            )
-
-        await keep_claim(renew, self.surfaces.post_claim)
-
-    async def _still_has_buttons(
-        self, chat_id: str, message: OutMessage, message_id: str, since: int
-    ) -> bool:
-        """Asked once the strip's turn came (a rate limiter may have held it for seconds): whether the
-        message may still have buttons — unless a call that landed meanwhile (another worker's last edit,
-        drawn bare) left it known bare, when the strip would only be answered "not modified"."""
-        try:
-            state = await self.surfaces.state(message.table, chat_id, message.slot, message_id, since=since)
-        except StoreUnavailable:
-            return True
-        return state.shows is None or state.shows.buttons
 
     async def _begin_strip(
         self, chat_id: str, message: OutMessage, message_id: str, since: int

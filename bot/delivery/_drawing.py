@@ -33,13 +33,11 @@ If the store fails once the platform took a call, :class:`RecordFailed` carries 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import secrets
 from dataclasses import dataclass, replace
 
-from bot.delivery._claims import keep_claim
+from bot.delivery._claims import claim_kept, unless_shown
 from bot.delivery._clearing import Clearer
 from bot.delivery._pending import (
     CallLater,
@@ -57,7 +55,7 @@ from bot.delivery._pending import (
 from bot.delivery._shown import ShownCache
 from bot.delivery._surface_answers import Newest, Offer
 from bot.delivery._surfaces import SurfaceStore
-from bot.delivery._transport import MessageGone, NotModified, Refused, Transport
+from bot.delivery._transport import MessageGone, NotModified, Refused, Transport, Unneeded
 from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
 
@@ -207,9 +205,12 @@ class Drawer:
     async def _edit(self, chat_id: str, message_id: str, message: OutMessage) -> bool:
         """Make ``message_id`` show the view; False if that message is gone (then it is forgotten, and the
         view posted again)."""
+        check = unless_shown(self.surfaces, chat_id, message_id, message) if versioned(message) else None
         try:
-            await self.transport.edit(chat_id, message_id, message)
+            await self.transport.edit(chat_id, message_id, message, check)
             self.stats["edit"] += 1
+        except Unneeded:  # shown by another worker's call while this one waited: as "not modified", no call
+            self.stats["skipped"] += 1
         except NotModified:
             self.stats["not_modified"] += 1
         except MessageGone:
@@ -234,7 +235,9 @@ class Drawer:
 
     async def _send(self, chat_id: str, message: OutMessage, *, renew_claim: bool) -> str:
         """Post the view as a new message; its id. ``renew_claim``: this worker holds the claim to post it."""
-        renewing = asyncio.create_task(self._renew(chat_id, message)) if renew_claim else None
+        renewing = None
+        if renew_claim:  # the claim to post is kept while the call waits its turn
+            renewing = claim_kept(self.surfaces, chat_id, message, self.token, since=message.since)
         try:
             sent = await self.transport.send(chat_id, message)
         finally:
@@ -242,13 +245,6 @@ class Drawer:
                 renewing.cancel()
         self.stats["send"] += 1
         return sent
-
-    async def _renew(self, chat_id: str, message: OutMessage) -> None:
-        """Keep this worker's claim to post the epoch's message while its call waits (a rate limiter may hold
-        it longer than a claim lasts): other workers go on leaving their views to it."""
-        table, slot, since = message.table, message.slot, message.since
-        renew = functools.partial(self.surfaces.renew, table, chat_id, slot, since=since, poster=self.token)
-        await keep_claim(lambda hold: renew(hold=hold), self.surfaces.post_claim)
 
     async def _newest_view(self, chat_id: str, message: OutMessage) -> OutMessage | None:
         """The newest view offered for the epoch of ``message`` (to post or edit: not fresh), if readable."""

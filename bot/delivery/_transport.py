@@ -36,6 +36,9 @@ StillNeeded = Callable[[], Awaitable[bool]]
 """Asked once a call's turn has come, right before it goes: whether it is still needed (else
 :class:`Unneeded`). It never raises: a check that cannot tell says the call is needed."""
 
+#: A call that waited less than this for its turn (seconds) is not checked: its caller has just looked.
+CHECK_AFTER = 0.05
+
 
 class MessageGone(DeliveryError):
     """The message to edit no longer exists or can no longer be edited: post the view again."""
@@ -69,8 +72,11 @@ class Transport(Protocol):
         posted as that file (Telegram ``sendDocument``, a Discord attachment), its text the caption."""
         ...
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
-        """Make message ``message_id`` show ``message`` (text and buttons)."""
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
+        """Make message ``message_id`` show ``message`` (text and buttons); ``check`` as for
+        :meth:`clear_buttons` (another worker may draw the same view while this call waits its turn)."""
         ...
 
     async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
@@ -129,10 +135,12 @@ class CountingTransport:
         made.sends += 1
         return sent
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
         """Count, then edit."""
         self._call(chat)
-        await self.inner.edit(chat, message_id, message)
+        await self.inner.edit(chat, message_id, message, check)
 
     async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
         """Count, then remove the buttons."""
@@ -164,6 +172,14 @@ class BudgetedTransport:
         """Wait for the call's turn: booked again if the call woke too late for it (:func:`take_turn`)."""
         await take_turn(self._book)
 
+    async def _checked_turn(self, check: StillNeeded | None) -> None:
+        """Wait for the call's turn; then, if it waited, ask ``check`` (:class:`Unneeded` if not needed)."""
+        waited = asyncio.get_running_loop().time()
+        await self._turn()
+        waited = asyncio.get_running_loop().time() - waited
+        if check is not None and waited >= CHECK_AFTER and not await check():
+            raise Unneeded("no longer needed when the call's turn came")
+
     async def _book(self, again: bool) -> float:
         try:
             drawn = await self.calls.draw(self.bot, self.rate)
@@ -182,16 +198,16 @@ class BudgetedTransport:
         await self._turn()
         return await self.inner.send(chat, message)
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
-        """Wait for a turn, then edit."""
-        await self._turn()
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
+        """Wait for a turn, then edit if ``check`` says it is still needed."""
+        await self._checked_turn(check)
         await self.inner.edit(chat, message_id, message)
 
     async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
         """Wait for a turn, then remove the buttons if ``check`` says they are still there."""
-        await self._turn()
-        if check is not None and not await check():
-            raise Unneeded("the buttons were gone when the call's turn came")
+        await self._checked_turn(check)
         await self.inner.clear_buttons(chat, message_id)
 
     async def delete(self, chat: str, message_id: str) -> None:

@@ -43,7 +43,7 @@ class FakeTransport:
         self.messages[(chat, message_id)] = (message.text, message.buttons)
         return message_id
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(self, chat: str, message_id: str, message: OutMessage, check: object = None) -> None:
         self._maybe_fail("edit", chat)
         if (chat, message_id) not in self.messages:
             raise MessageGone("message to edit not found")

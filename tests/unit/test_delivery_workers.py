@@ -76,8 +76,12 @@ class WorkerTransport:
         self.chat.messages[message_id] = (message.text, message.buttons)
         return message_id
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
-        await self._wait()
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
+        await self._wait()  # (a rate limiter's wait: the check is asked once the call's turn came)
+        if check is not None and not await check():
+            raise Unneeded("shown by its turn")
         if message_id not in self.chat.messages:
             raise MessageGone("message to edit not found")
         if self.chat.messages[message_id] == (message.text, message.buttons):
@@ -497,7 +501,7 @@ class Jittery(WorkerTransport):
         await self._jitter()
         return message_id
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(self, chat: str, message_id: str, message: OutMessage, check: object = None) -> None:
         await self._jitter()
         await super().edit(chat, message_id, message)
         await self._jitter()
@@ -721,6 +725,44 @@ class HeldStrips(Strips):
         await super().clear_buttons(chat, message_id, check)
 
 
+class Edits(WorkerTransport):
+    """A worker's transport that keeps the edits it made (not those its check found no longer needed)."""
+
+    def __init__(self, chat: Chat) -> None:
+        super().__init__(chat)
+        self.edits: list[str] = []
+
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
+        await super().edit(chat, message_id, message, check)
+        self.edits.append(message.text)
+
+
+async def test_an_edit_whose_view_another_worker_drew_while_it_waited_makes_no_call() -> None:
+    """Worker A's edit waits for its turn (a rate limiter holds it) while worker B draws two later versions,
+    the last showing the same as A's; when A's turn comes the store knows the message shows it: no call,
+    where the platform would have answered "message is not modified"."""
+    chat, surfaces = Chat(), MemorySurfaces()
+    a_calls, b_calls = Edits(chat), Edits(chat)
+    a, b = Delivery(a_calls, surfaces, min_interval=0), Delivery(b_calls, surfaces, min_interval=0)
+    a.deliver([view(1, "hand 1", fresh=True)])
+    await a.flush()
+    gate = a_calls.hold()
+    a.deliver([view(2, "hand 1: Ane: paso")])
+    await a_calls.in_flight.wait()
+    b.deliver([view(3, "hand 1: Iker thinks")])
+    await b.flush()
+    b.deliver([view(4, "hand 1: Ane: paso")])
+    await b.flush()
+    gate.set()
+    await a.flush()
+    assert a_calls.edits == [], a_calls.edits
+    assert b_calls.edits == ["hand 1: Iker thinks", "hand 1: Ane: paso"], b_calls.edits
+    assert list(chat.messages.values()) == [("hand 1: Ane: paso", view(4, "").buttons)], chat.messages
+    assert a.stats["skipped"] >= 1 and a.stats["not_modified"] == 0
+
+
 async def test_a_strip_on_its_way_is_left_to_its_worker_and_costs_no_second_call() -> None:
     """Worker A's edit of hand 1 lands once worker B posted hand 2, and A's strip of that message is held by
     a rate limiter (longer than a claim lasts) when B's own strip of it comes. B leaves the strip to A (whose
@@ -783,7 +825,7 @@ async def test_buttons_another_worker_drew_on_a_message_this_one_left_bare_are_r
     buttons: B's own cache (bare, as B drew it) is not what the message shows."""
 
     class TimesOut(Strips):
-        async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+        async def edit(self, chat: str, message_id: str, message: OutMessage, check: object = None) -> None:
             await super().edit(chat, message_id, message)
             raise Refused("Timed out")
 

@@ -26,7 +26,7 @@ class Platform:
         self.sent.append((chat, message.text))
         return str(len(self.sent))
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage) -> None:
+    async def edit(self, chat: str, message_id: str, message: OutMessage, check: object = None) -> None:
         self.sent.append((chat, message.text))
 
     async def clear_buttons(self, chat: str, message_id: str, check: object = None) -> None:
