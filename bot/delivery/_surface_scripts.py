@@ -129,11 +129,15 @@ return {1, mine, e, 0}
 # the message had landed when the call began (-1: not known). Records the call if the message is the
 # epoch's (the fields in the module's docstring); returns the epoch's newest version offered, that view,
 # the epoch's message and the slot's newest epoch (what :meth:`RedisSurfaces.newest` reads), and 1 if the call
-# landed alone (recorded, and begun after every other call on the message had landed; else 0).
+# landed alone (recorded, and begun after every other call on the message had landed; else 0). A call that
+# crossed others leaves what the message is known to show as it was if it drew the same (the same view, or a
+# strip of a message known bare): whichever landed last, the message shows that; else nothing is known.
 LANDED = """
 local f = ARGV[1]
 local g = f .. '@' .. ARGV[2]
-local read = redis.call('HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n')
+local read = redis.call(
+  'HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n', g .. ':d', g .. ':b'
+)
 local alone = 0
 if read[3] == ARGV[3] then
   local landed = tonumber(read[5] or '0')
@@ -142,7 +146,10 @@ if read[3] == ARGV[3] then
     alone = 1
   else
     redis.call('HSET', KEYS[1], g .. ':n', landed + 1)
-    redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b')
+    -- (A call whose digest is '' with buttons drew what nobody knows: an edit that timed out.)
+    local strip = ARGV[4] == '' and ARGV[5] == '0'
+    local same = (ARGV[4] ~= '' and read[6] == ARGV[4]) or (strip and read[7] == '0')
+    if not same then redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b') end
   end
   -- A strip landed: its claim is over (the next worker that would strip finds what it shows, if known).
   if ARGV[5] == '0' then redis.call('HDEL', KEYS[1], g .. ':strip') end

@@ -206,7 +206,13 @@ class MemorySurfaces:
         epoch = self._slot(table, chat, slot).epochs.get(since)
         alone = epoch is not None and epoch.message_id == message_id and begun == epoch.landed
         if epoch is not None and epoch.message_id == message_id:
-            epoch.shows = Shows(digest, buttons) if alone else None
+            known = epoch.shows
+            # Crossed others: still known if it drew the same (the view, or a strip of a bare message).
+            strip = not digest and not buttons  # ('' with buttons: an edit that timed out, drawn unknown)
+            same = known is not None and (
+                (digest and known.digest == digest) or (strip and not known.buttons)
+            )
+            epoch.shows = Shows(digest, buttons) if alone else known if same else None
             epoch.landed += 1
             epoch.stripper = epoch.stripper if buttons else ""  # a strip landed: its claim is over
         return (await self.newest(table, chat, slot, since))._replace(alone=alone)

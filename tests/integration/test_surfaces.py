@@ -274,6 +274,36 @@ async def test_what_a_message_shows_is_known_while_its_calls_land_one_after_the_
     assert await surfaces.state(t, chat, "table", "50", since=10) == (0, None)  # nothing landed on it yet
 
 
+async def test_calls_that_crossed_but_drew_the_same_leave_what_the_message_shows_known(
+    surfaces: SurfaceStore,
+) -> None:
+    """Two calls that crossed, drawing the same (one view twice; a bare edit and a strip; two strips): the
+    message shows that whichever landed last, so it stays known. Drawing differently, or an edit that timed
+    out (drawn unknown: '' with buttons), leaves it unknown."""
+    t, chat = "t0000001", "tg:-100"
+    assert (await surfaces.offer(t, chat, "table", 1, "{}", since=1, digest="d1")).accepted
+    assert (await surfaces.record(t, chat, "table", "41", since=1, replacing=None)).taken
+
+    async def land(digest: str, buttons: bool, begun: int) -> bool:
+        landed = await surfaces.landed(
+            t, chat, "table", "41", since=1, digest=digest, buttons=buttons, begun=begun
+        )
+        return landed.alone
+
+    assert await land("d2", True, 0) and not await land("d2", True, 0)  # the same view, twice
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (2, ("d2", True))
+    assert await land("d3", False, 2) and not await land("", False, 2)  # a bare edit and a strip
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (4, ("d3", False))
+    assert await land("", False, 4) and not await land("", False, 4)  # two strips
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (6, ("", False))
+    assert not await land("", True, -1)  # an edit that timed out: drawn unknown
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (7, None)
+    assert await land("d4", True, 7) and not await land("d5", True, 7)  # two views: either may be last
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (9, None)
+    assert await land("d6", True, 9) and not await land("", False, 9)  # buttons drawn, and a strip
+    assert await surfaces.state(t, chat, "table", "41", since=1) == (11, None)
+
+
 async def test_a_message_known_bare_stays_known_once_a_newer_epoch_forgets_its_own(
     surfaces: SurfaceStore,
 ) -> None:
