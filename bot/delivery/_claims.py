@@ -15,7 +15,10 @@ other workers go on. So a waiting call:
 * **is checked once its turn came** (:func:`unless_shown`, :func:`unless_bare`: the transport asks, see
   :data:`~bot.delivery._transport.StillNeeded`): another worker's call on the message may have landed
   meanwhile and drawn this very view, or left the message without buttons; then the call would only be
-  answered "message is not modified", and it is not made. One store read, only for a call that waited.
+  answered "message is not modified", and it is not made. One store read, only for a call that waited —
+  which also tells when the call really began (:meth:`TurnCheck.begun`): a call queued for seconds behind the
+  bot's budget is not counted as crossing every call that landed while it queued, so what a message shows
+  stays known (and the next strip or edit of it is spared) far more often under load.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from collections.abc import Awaitable, Callable
 from bot.delivery._pending import view_digest
 from bot.delivery._surface_answers import Shows
 from bot.delivery._surfaces import SurfaceStore
-from bot.delivery._transport import StillNeeded
 from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
 
@@ -64,35 +66,53 @@ def claim_kept(
     return asyncio.create_task(keep_claim(renew, surfaces.post_claim))
 
 
-async def _shows(
-    surfaces: SurfaceStore, chat: str, message: OutMessage, message_id: str, since: int
-) -> Shows | None:
-    """What ``message_id`` (of the epoch ``since`` of ``message``'s slot) is known to show, if known."""
-    try:
-        state = await surfaces.state(message.table, chat, message.slot, message_id, since=since)
-    except StoreUnavailable:
-        return None  # not known: the call goes
-    return state.shows
+class TurnCheck:
+    """A call's check once its turn came (a :data:`~bot.delivery._transport.StillNeeded`), which also notes
+    how many calls on the message had landed at that moment (:meth:`begun`): the call's record takes that as
+    when it began — when it was sent, not when it queued — so that two calls count as crossed only if they
+    were really on their way at once, and what the message shows stays known more often."""
+
+    def __init__(
+        self,
+        surfaces: SurfaceStore,
+        chat: str,
+        message: OutMessage,
+        message_id: str,
+        since: int,
+        needed: Callable[[Shows], bool],
+    ) -> None:
+        """Check ``message_id`` (of the epoch ``since`` of ``message``'s slot in ``chat``): the call is needed
+        unless what it is known to show makes ``needed`` false."""
+        self.surfaces, self.chat, self.message = surfaces, chat, message
+        self.message_id, self.since, self.needed = message_id, since, needed
+        self.landed: int | None = None
+
+    async def __call__(self) -> bool:
+        """Whether the call is still needed (yes if the store cannot tell)."""
+        message = self.message
+        try:
+            state = await self.surfaces.state(
+                message.table, self.chat, message.slot, self.message_id, since=self.since
+            )
+        except StoreUnavailable:
+            return True
+        self.landed = state.landed if state.landed >= 0 else None
+        return state.shows is None or self.needed(state.shows)
+
+    def begun(self, before: int) -> int:
+        """When the call began, for its record: at its turn if the check was asked then, else ``before``
+        (read when the call was decided)."""
+        return before if self.landed is None else self.landed
 
 
-def unless_shown(surfaces: SurfaceStore, chat: str, message_id: str, message: OutMessage) -> StillNeeded:
+def unless_shown(surfaces: SurfaceStore, chat: str, message_id: str, message: OutMessage) -> TurnCheck:
     """An edit's check: needed unless ``message_id`` is known to show the view ``message`` already."""
     digest = view_digest(message)
-
-    async def check() -> bool:
-        shows = await _shows(surfaces, chat, message, message_id, message.since)
-        return shows is None or shows.digest != digest
-
-    return check
+    return TurnCheck(surfaces, chat, message, message_id, message.since, lambda shows: shows.digest != digest)
 
 
 def unless_bare(
     surfaces: SurfaceStore, chat: str, message_id: str, message: OutMessage, since: int
-) -> StillNeeded:
+) -> TurnCheck:
     """A strip's check: needed unless ``message_id`` (of the epoch ``since``) is known to have no buttons."""
-
-    async def check() -> bool:
-        shows = await _shows(surfaces, chat, message, message_id, since)
-        return shows is None or shows.buttons
-
-    return check
+    return TurnCheck(surfaces, chat, message, message_id, since, lambda shows: shows.buttons)

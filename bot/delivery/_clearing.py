@@ -22,7 +22,7 @@ import contextlib
 import logging
 from dataclasses import replace
 
-from bot.delivery._claims import claim_kept, unless_bare
+from bot.delivery._claims import TurnCheck, claim_kept, unless_bare
 from bot.delivery._pending import CallLater, CallNext, DeleteCopy, FollowUps, Pending, StripButtons
 from bot.delivery._surfaces import SurfaceStore
 from bot.delivery._transport import (
@@ -73,7 +73,10 @@ class Clearer:
                     self.stats["skipped"] += 1
                     return ()
                 claimed = begun >= 0
-            await self._strip(chat_id, message, kind, renew=claimed)
+            check = self._check(chat_id, message, kind)
+            await self._strip(chat_id, message, kind, check, renew=claimed)
+            if check is not None and begun is not None:
+                begun = check.begun(begun)  # (when the call was sent, if its turn came late)
             self.stats["stripped"] += 1
         except Unneeded:  # bare by the time its turn came (another worker's call landed): no call made
             self.stats["skipped"] += 1
@@ -94,17 +97,27 @@ class Clearer:
             return (CallNext(Pending(message, replace(kind, again=True))),)
         return ()
 
+    def _check(self, chat_id: str, message: OutMessage, kind: StripButtons | DeleteCopy) -> TurnCheck | None:
+        """A strip's check once its turn came (none for a message of no epoch, or a copy's)."""
+        if isinstance(kind, StripButtons) and kind.since is not None:
+            return unless_bare(self.surfaces, chat_id, kind.message_id, message, kind.since)
+        return None
+
     async def _strip(
-        self, chat_id: str, message: OutMessage, kind: StripButtons | DeleteCopy, *, renew: bool
+        self,
+        chat_id: str,
+        message: OutMessage,
+        kind: StripButtons | DeleteCopy,
+        check: TurnCheck | None,
+        *,
+        renew: bool,
     ) -> None:
         """The call that removes the buttons; this worker's claim on the strip is renewed while it waits, and
-        once its turn came it goes only if the message is not known bare by then."""
-        renewing, check = None, None
-        if isinstance(kind, StripButtons) and kind.since is not None:
-            check = unless_bare(self.surfaces, chat_id, kind.message_id, message, kind.since)
-            if renew:
-                since, token = kind.since, self.token
-                renewing = claim_kept(self.surfaces, chat_id, message, token, since=since, strip=True)
+        once its turn came it goes only if ``check`` finds the message not known bare by then."""
+        renewing = None
+        if renew and isinstance(kind, StripButtons) and kind.since is not None:
+            since, token = kind.since, self.token
+            renewing = claim_kept(self.surfaces, chat_id, message, token, since=since, strip=True)
         try:
             await self.transport.clear_buttons(chat_id, kind.message_id, check)
         finally:

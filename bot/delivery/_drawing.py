@@ -37,7 +37,7 @@ import contextlib
 import secrets
 from dataclasses import dataclass, replace
 
-from bot.delivery._claims import claim_kept, unless_shown
+from bot.delivery._claims import TurnCheck, claim_kept, unless_shown
 from bot.delivery._clearing import Clearer
 from bot.delivery._pending import (
     CallLater,
@@ -195,17 +195,20 @@ class Drawer:
         """Edit the message that shows the view's slot, or post a new one (also when that one is gone)."""
         message, known = call.message, call.known
         if known is not None and not call.post:
-            if await self._edit(chat_id, known, message):
+            check = unless_shown(self.surfaces, chat_id, known, message) if versioned(message) else None
+            if await self._edit(chat_id, known, message, check):
                 self.shown.remember(chat_id, message, known)
-                return await self.after_call(chat_id, message, known, begun=call.begun)
+                begun = call.begun if check is None else check.begun(call.begun)
+                return await self.after_call(chat_id, message, known, begun=begun)
             known = None
         sent = await self._send(chat_id, message, renew_claim=call.claimed)
         return await self.posted(chat_id, message, sent, known, begun=call.begun)
 
-    async def _edit(self, chat_id: str, message_id: str, message: OutMessage) -> bool:
-        """Make ``message_id`` show the view; False if that message is gone (then it is forgotten, and the
-        view posted again)."""
-        check = unless_shown(self.surfaces, chat_id, message_id, message) if versioned(message) else None
+    async def _edit(
+        self, chat_id: str, message_id: str, message: OutMessage, check: TurnCheck | None
+    ) -> bool:
+        """Make ``message_id`` show the view (unless ``check`` finds it shown by its turn); False if that
+        message is gone (then it is forgotten, and the view posted again)."""
         try:
             await self.transport.edit(chat_id, message_id, message, check)
             self.stats["edit"] += 1

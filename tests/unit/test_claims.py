@@ -1,4 +1,5 @@
-"""A claim kept while its call waits: renewed a few times however long the wait, never lapsing."""
+"""A call waiting for its turn: its claim renewed a few times however long the wait, never lapsing; its
+check once the turn came, and when it began."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import asyncio
 import pytest
 
 from bot.delivery import _claims as claims
-from bot.delivery._claims import MAX_HOLD, keep_claim
+from bot.delivery._claims import MAX_HOLD, keep_claim, unless_bare, unless_shown
+from bot.delivery._pending import view_digest
+from bot.delivery._surface_answers import MessageState
+from bot.delivery._surfaces_memory import MemorySurfaces
+from bot.kernel import OutMessage
 from bot.store import StoreUnavailable
 
 
@@ -61,3 +66,32 @@ async def test_max_hold_bounds_what_a_dead_worker_costs(monkeypatch: pytest.Monk
     renewals = await keep_for(30 * claim, claim)
     holds = [until - when - claim for when, until in renewals]
     assert max(holds) == pytest.approx(0.1) and len(renewals) >= 6, holds
+
+
+async def test_a_checked_call_begins_at_its_turn_and_is_needed_unless_known_drawn() -> None:
+    """The check reads what the message shows when the call's turn came, and how many calls had landed
+    then: the call's record begins there (not when it queued); a check never asked keeps the first read."""
+    surfaces = MemorySurfaces()
+    t, chat = "t0000001", "tg:-100"
+    message = OutMessage(slot="table", text="hand 1", chat=chat, table=t, version=1, since=1)
+    assert (await surfaces.offer(t, chat, "table", 1, "{}", since=1, digest=view_digest(message))).accepted
+    assert (await surfaces.record(t, chat, "table", "41", since=1, replacing=None)).taken
+    edit, strip = unless_shown(surfaces, chat, "41", message), unless_bare(surfaces, chat, "41", message, 1)
+    assert edit.begun(0) == 0 and strip.begun(0) == 0  # not asked: the read before the call
+    assert await edit() and await strip()  # nothing known yet
+    assert edit.begun(0) == 0
+    await surfaces.landed(t, chat, "table", "41", since=1, digest=view_digest(message), buttons=True, begun=0)
+    await surfaces.landed(t, chat, "table", "41", since=1, digest="", buttons=False, begun=1)  # stripped
+    assert not await strip() and strip.begun(0) == 2  # known bare, two calls landed
+    assert await edit()  # shows no longer this view (the strip took its buttons)
+    await surfaces.landed(t, chat, "table", "41", since=1, digest=view_digest(message), buttons=True, begun=2)
+    assert not await edit() and edit.begun(0) == 3
+    down = unless_bare(Down(), chat, "41", message, 1)
+    assert await down() and down.begun(5) == 5  # a store that does not answer: the call goes
+
+
+class Down(MemorySurfaces):
+    """A store that does not answer."""
+
+    async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
+        raise StoreUnavailable("down")

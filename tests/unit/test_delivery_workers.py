@@ -501,9 +501,11 @@ class Jittery(WorkerTransport):
         await self._jitter()
         return message_id
 
-    async def edit(self, chat: str, message_id: str, message: OutMessage, check: object = None) -> None:
-        await self._jitter()
-        await super().edit(chat, message_id, message)
+    async def edit(
+        self, chat: str, message_id: str, message: OutMessage, check: StillNeeded | None = None
+    ) -> None:
+        await self._jitter()  # (the wait for its turn: the check is asked after it)
+        await super().edit(chat, message_id, message, check)
         await self._jitter()
 
     async def clear_buttons(self, chat: str, message_id: str, check: StillNeeded | None = None) -> None:
