@@ -90,10 +90,10 @@ class Clearer:
             return ()
         if not isinstance(kind, StripButtons) or kind.since is None or begun is None or begun < 0:
             return ()
-        alone = await self._landed(chat_id, message, kind.message_id, kind.since, begun)
-        if not alone and not kind.again:
-            # Another call on the message crossed this strip: its worker may have left its own strip to this
-            # one (the claim) while its call, with buttons, landed after it. Once more, then.
+        if not await self._landed(chat_id, message, kind.message_id, kind.since, begun) and not kind.again:
+            # Another call on the message crossed this strip, and the message is not known bare: that call's
+            # worker may have left its own strip to this one (the claim) while its call, with buttons, landed
+            # after it. Once more, then.
             return (CallNext(Pending(message, replace(kind, again=True))),)
         return ()
 
@@ -147,8 +147,8 @@ class Clearer:
         self, chat_id: str, message: OutMessage, message_id: str, since: int, begun: int
     ) -> bool:
         """Record the strip for the other workers (lost if the store does not answer: one more strip, at
-        worst, answered "not modified"); whether it landed alone (else it crossed another call on the
-        message, which may have put buttons back)."""
+        worst, answered "not modified"); whether the message is known bare now (else the strip crossed
+        another call on the message, which may have put buttons back)."""
         with contextlib.suppress(StoreUnavailable):
             newest = await self.surfaces.landed(
                 message.table,
@@ -160,7 +160,7 @@ class Clearer:
                 buttons=False,
                 begun=begun,
             )
-            return newest.alone
+            return newest.known
         return True
 
     async def _delete_copy(self, chat_id: str, message_id: str) -> bool:

@@ -93,7 +93,7 @@ class Newest(NamedTuple):
     """The message of that epoch."""
     current: int
     """The slot's newest epoch."""
-    alone: bool = True
-    """(:meth:`SurfaceStore.landed`) The call recorded landed alone: it began after every other call on the
-    message had landed, so what the message shows is known (False: it crossed another call, or the message is
-    not its epoch's)."""
+    known: bool = True
+    """(:meth:`SurfaceStore.landed`) What the message shows once the call landed is known: the call began
+    after every other call on the message had landed, or those it crossed drew the same (False: it crossed a
+    call that drew otherwise, or nothing was known, or the message is not its epoch's)."""

@@ -128,9 +128,9 @@ return {1, mine, e, 0}
 # drew ('' for a strip: the text stays), 1 if the message has buttons now (0: none), and how many calls on
 # the message had landed when the call began (-1: not known). Records the call if the message is the
 # epoch's (the fields in the module's docstring); returns the epoch's newest version offered, that view,
-# the epoch's message and the slot's newest epoch (what :meth:`RedisSurfaces.newest` reads), and 1 if the call
-# landed alone (recorded, and begun after every other call on the message had landed; else 0). A call that
-# crossed others leaves what the message is known to show as it was if it drew the same (the same view, or a
+# the epoch's message and the slot's newest epoch (what :meth:`RedisSurfaces.newest` reads), and 1 if what the
+# message shows is known after the call (else 0): it landed alone (recorded, and begun after every other call
+# on the message had landed), or it crossed others but drew the same as what was known (the same view, or a
 # strip of a message known bare): whichever landed last, the message shows that; else nothing is known.
 LANDED = """
 local f = ARGV[1]
@@ -138,23 +138,23 @@ local g = f .. '@' .. ARGV[2]
 local read = redis.call(
   'HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n', g .. ':d', g .. ':b'
 )
-local alone = 0
+local known = 0
 if read[3] == ARGV[3] then
   local landed = tonumber(read[5] or '0')
   if tonumber(ARGV[6]) == landed then
     redis.call('HSET', KEYS[1], g .. ':n', landed + 1, g .. ':d', ARGV[4], g .. ':b', ARGV[5])
-    alone = 1
+    known = 1
   else
     redis.call('HSET', KEYS[1], g .. ':n', landed + 1)
     -- (A call whose digest is '' with buttons drew what nobody knows: an edit that timed out.)
     local strip = ARGV[4] == '' and ARGV[5] == '0'
     local same = (ARGV[4] ~= '' and read[6] == ARGV[4]) or (strip and read[7] == '0')
-    if not same then redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b') end
+    if same then known = 1 else redis.call('HDEL', KEYS[1], g .. ':d', g .. ':b') end
   end
   -- A strip landed: its claim is over (the next worker that would strip finds what it shows, if known).
   if ARGV[5] == '0' then redis.call('HDEL', KEYS[1], g .. ':strip') end
 end
-return {read[1], read[2], read[3], read[4], alone}
+return {read[1], read[2], read[3], read[4], known}
 """
 
 

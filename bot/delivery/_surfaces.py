@@ -143,7 +143,7 @@ class SurfaceStore(Protocol):
         ``digest`` ('' after a strip), with ``buttons`` or none — known if the call began after every other
         call on it landed (``begun``: :attr:`Offer.landed` or :attr:`MessageState.landed` read before the
         call; -1 if not known), else nothing is (two calls crossed). Then :meth:`newest`, in the same step,
-        and whether the call landed alone (:attr:`Newest.alone`)."""
+        and whether what the message shows is known after the call (:attr:`Newest.known`)."""
         ...
 
     async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
@@ -321,8 +321,8 @@ class RedisSurfaces:
         key, f = self._slot(table, chat, slot)
         args: list[str | int] = [f, since, message_id, digest, 1 if buttons else 0, begun]
         with unavailable_errors():
-            version, view, shown_on, current, alone = await self._landed(keys=[key], args=args)
-        return Newest(int(version or 0), _text(view), _text(shown_on), int(current or 0), alone == 1)
+            version, view, shown_on, current, known = await self._landed(keys=[key], args=args)
+        return Newest(int(version or 0), _text(view), _text(shown_on), int(current or 0), known == 1)
 
     async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
         """One read of the epoch's fields."""

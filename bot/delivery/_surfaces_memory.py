@@ -213,9 +213,10 @@ class MemorySurfaces:
                 (digest and known.digest == digest) or (strip and not known.buttons)
             )
             epoch.shows = Shows(digest, buttons) if alone else known if same else None
+            alone = alone or bool(same)  # (what it shows is known either way)
             epoch.landed += 1
             epoch.stripper = epoch.stripper if buttons else ""  # a strip landed: its claim is over
-        return (await self.newest(table, chat, slot, since))._replace(alone=alone)
+        return (await self.newest(table, chat, slot, since))._replace(known=alone)
 
     async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
         """What the epoch's message is known to show, and how many calls on it landed."""

@@ -257,9 +257,9 @@ async def test_what_a_message_shows_is_known_while_its_calls_land_one_after_the_
     offer = await surfaces.offer(t, chat, "table", 2, "{}", since=1, digest="d2")
     assert (offer.landed, offer.shows) == (1, ("d1", True))
     # Two calls begun after the first landed cross: either may have landed last.
-    assert (await surfaces.landed(t, chat, "table", "41", since=1, digest="d2", buttons=True, begun=1)).alone
+    assert (await surfaces.landed(t, chat, "table", "41", since=1, digest="d2", buttons=True, begun=1)).known
     crossed = await surfaces.landed(t, chat, "table", "41", since=1, digest="d3", buttons=True, begun=1)
-    assert not crossed.alone
+    assert not crossed.known
     assert await surfaces.state(t, chat, "table", "41", since=1) == (3, None)
     # A strip begun after both landed: no buttons, whatever the text.
     await surfaces.landed(t, chat, "table", "41", since=1, digest="", buttons=False, begun=3)
@@ -288,13 +288,13 @@ async def test_calls_that_crossed_but_drew_the_same_leave_what_the_message_shows
         landed = await surfaces.landed(
             t, chat, "table", "41", since=1, digest=digest, buttons=buttons, begun=begun
         )
-        return landed.alone
+        return landed.known
 
-    assert await land("d2", True, 0) and not await land("d2", True, 0)  # the same view, twice
+    assert await land("d2", True, 0) and await land("d2", True, 0)  # the same view, twice: known
     assert await surfaces.state(t, chat, "table", "41", since=1) == (2, ("d2", True))
-    assert await land("d3", False, 2) and not await land("", False, 2)  # a bare edit and a strip
+    assert await land("d3", False, 2) and await land("", False, 2)  # a bare edit and a strip
     assert await surfaces.state(t, chat, "table", "41", since=1) == (4, ("d3", False))
-    assert await land("", False, 4) and not await land("", False, 4)  # two strips
+    assert await land("", False, 4) and await land("", False, 4)  # two strips
     assert await surfaces.state(t, chat, "table", "41", since=1) == (6, ("", False))
     assert not await land("", True, -1)  # an edit that timed out: drawn unknown
     assert await surfaces.state(t, chat, "table", "41", since=1) == (7, None)
