@@ -12,13 +12,19 @@ landed (counted when their worker heard back), ``f@e:d`` the digest of what it s
 has buttons (``1``, ``0``; a strip leaves the digest empty: the text stays); ``f:bare`` the slot's message
 once its epoch's fields are gone, if it was known to have no buttons. Known only while the last call that
 landed was begun after every other that landed before it (its worker read ``f@e:n`` before the call, and it
-had not moved when the call landed): two calls on their way at once may reach the platform in either order,
-and then nothing is known (both fields go) until the next call that lands alone. A call on its way when a
-worker reads what the message shows is that call's worker's to check after it
-(:meth:`bot.delivery._drawing.Drawer.after_call`).
+had not moved when the call landed), or crossed only calls that drew the same: two calls on their way at once
+may reach the platform in either order, and then nothing is known (both fields go) until the next call that
+lands alone. A call on its way when a worker reads what the message shows is that call's worker's to check
+after it (:meth:`bot.delivery._drawing.Drawer.after_call`). And ``f:gone``: the last :data:`GONE_KEPT`
+messages of forgotten epochs known to have no buttons (their ids, newest first, spaced), so that a strip or
+a check of one, queued while newer hands came, still knows it bare.
 """
 
 from __future__ import annotations
+
+#: Messages of forgotten epochs remembered bare per slot (``f:gone``): a strip queued behind two newer hands
+#: still finds its message known bare.
+GONE_KEPT = 4
 
 #: How long a worker's claim to post an epoch's message holds (seconds), at most: until then other workers
 #: leave their views of the epoch to it (it shows the newest offered once it posted) rather than post a second
@@ -35,7 +41,8 @@ POST_CLAIM = 5.0
 # known to show (its digest, '' after a strip, and 1 or 0 for its buttons; false, false: not known).
 # Everything it reads is one HMGET (an epoch's fields do not depend on what the slot holds: the epoch is the
 # caller's).
-OFFER = """
+OFFER = (
+    """
 local f, e = ARGV[1], tonumber(ARGV[6])
 local g = f .. '@' .. e
 local read = redis.call(
@@ -48,9 +55,18 @@ if e > newest then
     local g0 = f .. '@' .. older
     -- The slot's message may still be that epoch's (a newer epoch offered, never posted): if it is known to
     -- have no buttons, the slot keeps that much, for the record of the message that replaces it.
-    local kept = redis.call('HMGET', KEYS[1], f, g0 .. ':m', g0 .. ':b')
+    local kept = redis.call('HMGET', KEYS[1], f, g0 .. ':m', g0 .. ':b', f .. ':gone')
     if kept[1] and kept[1] == kept[2] and kept[3] == '0' then
       redis.call('HSET', KEYS[1], f .. ':bare', kept[1])
+    end
+    if kept[2] and kept[3] == '0' then
+      local gone = {kept[2]}
+      for id in string.gmatch(kept[4] or '', '%S+') do
+        if #gone < """
+    + str(GONE_KEPT)
+    + """ and id ~= kept[2] then gone[#gone + 1] = id end
+      end
+      redis.call('HSET', KEYS[1], f .. ':gone', table.concat(gone, ' '))
     end
     redis.call(
       'HDEL', KEYS[1], g0 .. ':v', g0 .. ':view', g0 .. ':h', g0 .. ':m', g0 .. ':post',
@@ -91,6 +107,7 @@ if previous == 0 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4])) end
 local status, left = claim()
 return {1, previous, mine, newest, status, left, landed, shows, buttons}
 """
+)
 
 # KEYS[1] the table's hash; ARGV: f, message id, epoch (-1: no epoch, just the slot's message), ttl, the
 # message it replaces ('' for none). Returns 1 if taken (else 0) and the message replaced: the slot's, or for
@@ -136,8 +153,17 @@ LANDED = """
 local f = ARGV[1]
 local g = f .. '@' .. ARGV[2]
 local read = redis.call(
-  'HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n', g .. ':d', g .. ':b'
+  'HMGET', KEYS[1], g .. ':v', g .. ':view', g .. ':m', f .. ':e', g .. ':n', g .. ':d', g .. ':b',
+  f .. ':gone'
 )
+if ARGV[5] == '1' and read[8] then
+  -- A call that drew buttons (or nobody knows what) on a forgotten message known bare: it is not, any more.
+  local kept = {}
+  for id in string.gmatch(read[8], '%S+') do
+    if id ~= ARGV[3] then kept[#kept + 1] = id end
+  end
+  redis.call('HSET', KEYS[1], f .. ':gone', table.concat(kept, ' '))
+end
 local known = 0
 if read[3] == ARGV[3] then
   local landed = tonumber(read[5] or '0')
@@ -188,13 +214,22 @@ return 1
 
 # KEYS[1] the table's hash; ARGV: f@e (the slot's epoch), the message whose buttons go, the worker's token,
 # the claim's length in ms. One worker at a time removes the buttons of an epoch's message: returns how many
-# calls on it have landed (-1: it is not the epoch's message: nothing is kept of it, nor claimed), what it is
-# known to show (digest and buttons, or false, false), and the ms another worker's claim still holds (0: the
-# claim is this worker's now, or the message is known to have no buttons: no call to make).
+# calls on it have landed (-1: it is not the epoch's message: nothing is kept of it, nor claimed — but it is
+# known bare if it is among the slot's forgotten messages known bare), what it is known to show (digest and
+# buttons, or false, false), and the ms another worker's claim still holds (0: the claim is this worker's now,
+# or the message is known to have no buttons: no call to make).
 STRIP = """
 local g = ARGV[1]
-local read = redis.call('HMGET', KEYS[1], g .. ':m', g .. ':n', g .. ':d', g .. ':b', g .. ':strip')
-if read[1] ~= ARGV[2] then return {-1, false, false, 0} end
+local f = string.match(g, '^(.*)@[^@]*$')
+local read = redis.call(
+  'HMGET', KEYS[1], g .. ':m', g .. ':n', g .. ':d', g .. ':b', g .. ':strip', f .. ':gone'
+)
+if read[1] ~= ARGV[2] then
+  for id in string.gmatch(read[6] or '', '%S+') do
+    if id == ARGV[2] then return {-1, '', '0', 0} end
+  end
+  return {-1, false, false, 0}
+end
 local landed = tonumber(read[2] or '0')
 if read[4] == '0' then return {landed, read[3], read[4], 0} end
 local time = redis.call('TIME')

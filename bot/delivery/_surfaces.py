@@ -329,11 +329,12 @@ class RedisSurfaces:
         key, f = self._slot(table, chat, slot)
         g = _epoch(f, since)
         with unavailable_errors():
-            epoch_message, landed, shows, buttons = await self._redis.hmget(
-                key, [f"{g}:m", f"{g}:n", f"{g}:d", f"{g}:b"]
+            epoch_message, landed, shows, buttons, gone = await self._redis.hmget(
+                key, [f"{g}:m", f"{g}:n", f"{g}:d", f"{g}:b", f"{f}:gone"]
             )
-        if _text(epoch_message) != message_id:
-            return MessageState(-1, None)
+        if _text(epoch_message) != message_id:  # (known bare if among the slot's forgotten bare messages)
+            bare = message_id in (_text(gone) or "").split()
+            return MessageState(-1, Shows("", False) if bare else None)
         return MessageState(int(landed or 0), _shows(shows, buttons))
 
     async def forget_chat(self, table: str, chat: str) -> dict[str, str]:

@@ -38,6 +38,8 @@ class _Slot:
     older: int = -1
     bare: str | None = None
     """The slot's message once its epoch is forgotten, if it was known to have no buttons."""
+    gone: list[str] = field(default_factory=list)
+    """The last messages of forgotten epochs known to have no buttons, newest first."""
     epochs: dict[int, _Epoch] = field(default_factory=dict)
 
 
@@ -92,6 +94,9 @@ class MemorySurfaces:
             gone = state.epochs.pop(state.older, None)
             if gone is not None and gone.message_id == state.message_id and gone.shows is not None:
                 state.bare = state.message_id if not gone.shows.buttons else state.bare
+            if gone is not None and gone.message_id and gone.shows is not None and not gone.shows.buttons:
+                kept = [m for m in state.gone if m != gone.message_id][: scripts.GONE_KEPT - 1]
+                state.gone = [gone.message_id, *kept]
             state.older, state.newest = state.newest, since
         elif since not in (state.newest, state.older):
             return Offer(False, 0, None, state.newest)
@@ -145,6 +150,11 @@ class MemorySurfaces:
         epoch.claimed = self.clock() + hold
         return True
 
+    def _forgotten(self, table: str, chat: str, slot: str, message_id: str) -> MessageState:
+        """A message that is not its epoch's: nothing is kept of it, unless it is known bare."""
+        bare = message_id in self._slot(table, chat, slot).gone
+        return MessageState(-1, Shows("", False) if bare else None)
+
     async def claim_strip(
         self, table: str, chat: str, slot: str, message_id: str, *, since: int, worker: str
     ) -> StripClaim:
@@ -152,7 +162,7 @@ class MemorySurfaces:
         another worker's still holds)."""
         epoch = self._slot(table, chat, slot).epochs.get(since)
         if epoch is None or epoch.message_id != message_id:
-            return StripClaim(MessageState(-1, None))
+            return StripClaim(self._forgotten(table, chat, slot, message_id))
         state = MessageState(epoch.landed, epoch.shows)
         if epoch.shows is not None and not epoch.shows.buttons:
             return StripClaim(state)
@@ -203,7 +213,10 @@ class MemorySurfaces:
     ) -> Newest:
         """Record the call if the message is its epoch's (known if it began after every other landed); then
         :meth:`newest`."""
-        epoch = self._slot(table, chat, slot).epochs.get(since)
+        state = self._slot(table, chat, slot)
+        if buttons and message_id in state.gone:  # drew buttons (or unknown) on a forgotten bare message
+            state.gone.remove(message_id)
+        epoch = state.epochs.get(since)
         alone = epoch is not None and epoch.message_id == message_id and begun == epoch.landed
         if epoch is not None and epoch.message_id == message_id:
             known = epoch.shows
@@ -222,7 +235,7 @@ class MemorySurfaces:
         """What the epoch's message is known to show, and how many calls on it landed."""
         epoch = self._slot(table, chat, slot).epochs.get(since)
         if epoch is None or epoch.message_id != message_id:
-            return MessageState(-1, None)
+            return self._forgotten(table, chat, slot, message_id)
         return MessageState(epoch.landed, epoch.shows)
 
     async def forget_chat(self, table: str, chat: str) -> dict[str, str]:

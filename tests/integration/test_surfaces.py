@@ -8,6 +8,7 @@ import pytest
 
 from bot.delivery import RedisSurfaces, SurfaceStore
 from bot.delivery._surface_answers import Offer
+from bot.delivery._surface_scripts import GONE_KEPT
 from bot.delivery._surfaces_memory import MemorySurfaces
 from bot.store import AnyRedis
 
@@ -309,20 +310,49 @@ async def test_a_message_known_bare_stays_known_once_a_newer_epoch_forgets_its_o
 ) -> None:
     """A player's cards shown without buttons; two newer epochs offered (new cards, then a new hand), the
     first never posted: the slot keeps only two epochs, so the first cards' epoch is forgotten while its
-    message still shows the slot — the record of the next message still knows it has no buttons."""
+    message still shows the slot — the record of the next message still knows it has no buttons, and so do
+    a strip or a check of it queued meanwhile (the slot remembers its last forgotten messages known bare)."""
     t, chat = "t0000001", "tg:7"
     assert (await surfaces.offer(t, chat, "hand", 1, "{}", since=1)).accepted
     assert (await surfaces.record(t, chat, "hand", "41", since=1, replacing=None)).taken
     await surfaces.landed(t, chat, "hand", "41", since=1, digest="d1", buttons=False, begun=0)
     assert (await surfaces.offer(t, chat, "hand", 5, "{}", since=5)).accepted  # never posted
     assert (await surfaces.offer(t, chat, "hand", 10, "{}", since=10)).accepted  # epoch 1 forgotten
-    assert await surfaces.state(t, chat, "hand", "41", since=1) == (-1, None)
+    assert await surfaces.state(t, chat, "hand", "41", since=1) == (-1, ("", False))  # forgotten, bare
+    assert await surfaces.claim_strip(t, chat, "hand", "41", since=1, worker="a") == ((-1, ("", False)), 0)
     assert await surfaces.record(t, chat, "hand", "50", since=10, replacing=None) == (True, "41", 1, True)
     # Once replaced, the mark is gone: a message with buttons, forgotten the same way, is not taken as bare.
     await surfaces.landed(t, chat, "hand", "50", since=10, digest="d10", buttons=True, begun=0)
     assert (await surfaces.offer(t, chat, "hand", 20, "{}", since=20)).accepted
     assert (await surfaces.offer(t, chat, "hand", 30, "{}", since=30)).accepted
     assert await surfaces.record(t, chat, "hand", "60", since=30, replacing=None) == (True, "50", 10, False)
+    assert await surfaces.state(t, chat, "hand", "50", since=10) == (-1, None)  # forgotten with buttons
+    assert await surfaces.claim_strip(t, chat, "hand", "50", since=10, worker="a") == ((-1, None), 0)
+    assert await surfaces.state(t, chat, "hand", "41", since=1) == (-1, ("", False))  # still remembered
+
+
+async def test_a_slot_remembers_its_last_forgotten_bare_messages_only(surfaces: SurfaceStore) -> None:
+    """Each forgotten epoch whose message was known bare joins the slot's list, newest first, and the oldest
+    leaves it past :data:`~bot.delivery._surface_scripts.GONE_KEPT`: the memory stays small. A call with
+    buttons that lands on one of them takes it off the list."""
+    t, chat = "t0000001", "tg:7"
+    for n in range(GONE_KEPT + 3):
+        since, message = 10 * (n + 1), str(100 + n)
+        assert (await surfaces.offer(t, chat, "hand", since, "{}", since=since)).accepted
+        assert (await surfaces.record(t, chat, "hand", message, since=since, replacing=None)).taken
+        await surfaces.landed(t, chat, "hand", message, since=since, digest="d", buttons=False, begun=0)
+    for _ in range(2):  # two more epochs: the last ones posted are forgotten too
+        since += 10
+        assert (await surfaces.offer(t, chat, "hand", since, "{}", since=since)).accepted
+    known = [
+        (await surfaces.state(t, chat, "hand", str(100 + n), since=10 * (n + 1))).shows is not None
+        for n in range(GONE_KEPT + 3)
+    ]
+    assert known == [False] * 3 + [True] * GONE_KEPT, known
+    # A call that drew buttons on one of them lands (it was on its way): that one is not known bare any more.
+    await surfaces.landed(t, chat, "hand", "105", since=60, digest="d", buttons=True, begun=-1)
+    assert await surfaces.state(t, chat, "hand", "105", since=60) == (-1, None)
+    assert await surfaces.state(t, chat, "hand", "106", since=70) == (-1, ("", False))
 
 
 async def test_one_worker_at_a_time_removes_a_messages_buttons(surfaces: SurfaceStore) -> None:
