@@ -32,7 +32,8 @@ of the bot until that chat's wait is over (one bot-wide event): a group over its
 * **a call checked once its turn came**: a call may carry a check (``rate_limit_args``: an edit, or a strip
   of a message's buttons, which another worker's edit may make pointless while this call waits its turn)
   and is not made if the check, asked once the turn came, says it is no longer needed
-  (:class:`~bot.delivery.Unneeded`);
+  (:class:`~bot.delivery.Unneeded`). The check counts in the call's lateness (above): a slow answer books a
+  new turn;
 * **callback answers never wait**: ``answerCallbackQuery`` (and every call without a chat) passes untouched —
   a press must be answered within seconds or never.
 
@@ -55,7 +56,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
 from adapters.telegram.ids import telegram_id
-from bot.delivery import CHECK_AFTER, NewMessages, StillNeeded, Unneeded
+from bot.delivery import NewMessages, StillNeeded, at_turn
 from bot.store import BotRate, CallBudget, ChatWindow, Drawn, MemoryCallBudget, StoreUnavailable, take_turn
 
 JSONDict = dict[str, Any]
@@ -140,9 +141,11 @@ class ChatRateLimiter(BaseRateLimiter[StillNeeded]):
         """Nothing to release."""
 
     @contextlib.asynccontextmanager
-    async def _budgets(self, endpoint: str, data: JSONDict) -> AsyncIterator[None]:
+    async def _budgets(
+        self, endpoint: str, data: JSONDict, check: StillNeeded | None = None
+    ) -> AsyncIterator[None]:
         """Book the call's turn (a new message in a group: in the group's window too; ``RetryAfter`` if that
-        is long) and wait for it."""
+        is long) and wait for it; then ask ``check``, if the call waited (:class:`~bot.delivery.Unneeded`)."""
         if data.get("chat_id") is None:  # answerCallbackQuery, getUpdates…: never held
             yield
             return
@@ -151,7 +154,8 @@ class ChatRateLimiter(BaseRateLimiter[StillNeeded]):
         chat, window = (str(group), self.group_window) if posts else (None, None)
         # A turn booked again (the call woke too late for its first) is the bot's only: the group's window
         # keeps the post's first booking (a second would count the post twice).
-        await take_turn(lambda again: self._turn(None, None) if again else self._turn(chat, window))
+        look = None if check is None else at_turn(check)
+        await take_turn(lambda again: self._turn(None, None) if again else self._turn(chat, window), look)
         yield
 
     async def _turn(self, chat: str | None, window: ChatWindow | None) -> float:
@@ -188,9 +192,5 @@ class ChatRateLimiter(BaseRateLimiter[StillNeeded]):
         pointless while this one waits for its turn) is made only if the check, asked once the turn came (if
         it waited at all), says it is still needed (else :class:`~bot.delivery.Unneeded`: no call, no
         "message is not modified")."""
-        asked = asyncio.get_running_loop().time()
-        async with self._budgets(endpoint, data):
-            waited = asyncio.get_running_loop().time() - asked
-            if rate_limit_args is not None and waited >= CHECK_AFTER and not await rate_limit_args():
-                raise Unneeded(f"{endpoint}: no longer needed when its turn came")
+        async with self._budgets(endpoint, data, rate_limit_args):
             return await callback(*args, **kwargs)

@@ -30,6 +30,7 @@ from bot.delivery._transport import (
     StillNeeded,
     Unneeded,
     Unreachable,
+    at_turn,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "SurfaceStore",
     "Unneeded",
     "Unreachable",
+    "at_turn",
     "destination",
     "split_key",
 ]

@@ -40,6 +40,17 @@ StillNeeded = Callable[[], Awaitable[bool]]
 CHECK_AFTER = 0.05
 
 
+def at_turn(check: StillNeeded) -> Callable[[float], Awaitable[None]]:
+    """What a call does once its turn came (:func:`~bot.store.take_turn`'s ``at_turn``): if it waited at
+    least :data:`CHECK_AFTER`, ask ``check`` and stop the call (:class:`Unneeded`) if it is not needed."""
+
+    async def look(waited: float) -> None:
+        if waited >= CHECK_AFTER and not await check():
+            raise Unneeded("no longer needed when the call's turn came")
+
+    return look
+
+
 class MessageGone(DeliveryError):
     """The message to edit no longer exists or can no longer be edited: post the view again."""
 
@@ -173,12 +184,9 @@ class BudgetedTransport:
         await take_turn(self._book)
 
     async def _checked_turn(self, check: StillNeeded | None) -> None:
-        """Wait for the call's turn; then, if it waited, ask ``check`` (:class:`Unneeded` if not needed)."""
-        waited = asyncio.get_running_loop().time()
-        await self._turn()
-        waited = asyncio.get_running_loop().time() - waited
-        if check is not None and waited >= CHECK_AFTER and not await check():
-            raise Unneeded("no longer needed when the call's turn came")
+        """Wait for the call's turn; once it came, if the call waited, ask ``check`` (:class:`Unneeded` if not
+        needed; a slow answer books a new turn: :func:`~bot.store.take_turn`)."""
+        await take_turn(self._book, None if check is None else at_turn(check))
 
     async def _book(self, again: bool) -> float:
         try:

@@ -78,16 +78,24 @@ MAX_LATE = 0.15
 MAX_BOOKINGS = 3
 
 
-async def take_turn(book: Callable[[bool], Awaitable[float]]) -> None:
+async def take_turn(
+    book: Callable[[bool], Awaitable[float]], at_turn: Callable[[float], Awaitable[None]] | None = None
+) -> None:
     """Book a call's turn and wait for it — ``book(again)`` does both and says how long it waited (``again``:
     a new turn, for a call that woke too late for the one before) — until the call wakes within
     :data:`MAX_LATE` of its turn (at most :data:`MAX_BOOKINGS` turns). Lateness is measured from before the
     booking, as the store's answer may have waited for this worker too: a call on time may seem a little late
-    (a turn booked again for nothing), never the reverse."""
+    (a turn booked again for nothing), never the reverse. ``at_turn(waited)``, if given, runs once each turn
+    came (``waited``: seconds since the first booking) and counts in the call's lateness — a last look at
+    whether the call is still needed, which raises to stop it: a slow look books a new turn rather than send
+    the call late."""
     loop = asyncio.get_running_loop()
+    started = loop.time()
     for booking in range(MAX_BOOKINGS):
         asked = loop.time()
         wait = await book(booking > 0)
+        if at_turn is not None:
+            await at_turn(loop.time() - started)
         if loop.time() - asked - wait <= MAX_LATE:
             return
 

@@ -10,7 +10,8 @@ import pytest
 
 from bot.delivery import BudgetedTransport, StillNeeded, Unneeded
 from bot.kernel import OutMessage
-from bot.store import BotRate, MemoryCallBudget
+from bot.store import BotRate, ChatWindow, Drawn, MemoryCallBudget
+from bot.store._calls import MAX_LATE
 
 
 class Recorded:
@@ -58,3 +59,31 @@ async def test_a_strip_asks_its_check_after_its_turn_and_is_dropped_if_no_longer
     await transport.clear_buttons("dc:1", "c")  # no check: made
     assert len(asked) == 1 and asked[0] >= 0.2, asked
     assert inner.strips == ["a", "c"]
+
+
+async def test_a_look_at_the_turn_that_answers_late_books_a_new_turn_rather_than_send_late() -> None:
+    """The check counts in the call's lateness: a check slower than :data:`~bot.store.MAX_LATE` (a starved
+    worker, a slow store) books the call a new turn, where it is asked again — the call never goes late on
+    top of the other workers' calls of that moment."""
+    inner, draws = Recorded(), []
+
+    class Counted(MemoryCallBudget):
+        async def draw(
+            self, bot: str, rate: BotRate, chat: str | None = None, window: ChatWindow | None = None
+        ) -> Drawn:
+            drawn = await super().draw(bot, rate, chat, window)
+            draws.append(drawn)
+            return drawn
+
+    transport = BudgetedTransport(inner, Counted(), "dc:bot", BotRate(per_second=10))
+    await transport.clear_buttons("dc:1", "a")  # the first turn, at once
+    asked = 0
+
+    async def slow_once() -> bool:
+        nonlocal asked
+        asked += 1
+        await asyncio.sleep(MAX_LATE + 0.05 if asked == 1 else 0)
+        return True
+
+    await transport.clear_buttons("dc:1", "b", slow_once)  # waits 0.1 s; asked, too slowly: a new turn
+    assert (len(draws), asked, inner.strips) == (3, 2, ["a", "b"]), (draws, asked)
