@@ -829,9 +829,9 @@ async def test_pacing_one_call_per_interval_per_chat(tg: FakeTelegram, bots: lis
     gate = asyncio.Event()
     edit = bot.sender.transport.edit
 
-    async def held_edit(chat, message_id, message):  # type: ignore[no-untyped-def]
+    async def held_edit(chat, message_id, message, check=None):  # type: ignore[no-untyped-def]
         await gate.wait()
-        return await edit(chat, message_id, message)
+        return await edit(chat, message_id, message, check)
 
     bot.sender.transport.edit = held_edit  # type: ignore[method-assign]
     presses = 0
