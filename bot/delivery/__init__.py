@@ -21,7 +21,6 @@ from bot.delivery._outbox import MemoryOutbox, Outbox, RedisOutbox
 from bot.delivery._queue import COALESCING_SLOTS
 from bot.delivery._surfaces import RedisSurfaces, SurfaceStore, split_key
 from bot.delivery._transport import (
-    CHECK_AFTER,
     BudgetedTransport,
     MessageGone,
     NotModified,
@@ -34,7 +33,6 @@ from bot.delivery._transport import (
 )
 
 __all__ = [
-    "CHECK_AFTER",
     "COALESCING_SLOTS",
     "BudgetedTransport",
     "Delivery",
