@@ -218,18 +218,19 @@ class MemorySurfaces:
             state.gone.remove(message_id)
         epoch = state.epochs.get(since)
         alone = epoch is not None and epoch.message_id == message_id and begun == epoch.landed
+        known = alone  # (False for a message that is not the epoch's)
         if epoch is not None and epoch.message_id == message_id:
-            known = epoch.shows
+            before = epoch.shows
             # Crossed others: still known if it drew the same (the view, or a strip of a bare message).
             strip = not digest and not buttons  # ('' with buttons: an edit that timed out, drawn unknown)
-            same = known is not None and (
-                (digest and known.digest == digest) or (strip and not known.buttons)
+            same = before is not None and (
+                (digest and before.digest == digest) or (strip and not before.buttons)
             )
-            epoch.shows = Shows(digest, buttons) if alone else known if same else None
-            alone = alone or bool(same)  # (what it shows is known either way)
+            epoch.shows = Shows(digest, buttons) if alone else before if same else None
+            known = alone or bool(same)
             epoch.landed += 1
             epoch.stripper = epoch.stripper if buttons else ""  # a strip landed: its claim is over
-        return (await self.newest(table, chat, slot, since))._replace(known=alone)
+        return (await self.newest(table, chat, slot, since))._replace(known=known)
 
     async def state(self, table: str, chat: str, slot: str, message_id: str, *, since: int) -> MessageState:
         """What the epoch's message is known to show, and how many calls on it landed."""
